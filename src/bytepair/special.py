@@ -1,0 +1,80 @@
+"""Stage 2: special tokens, matched exactly before anything else, never split or merged.
+
+The rules are tiktoken's, so that code written for tiktoken behaves the same here:
+
+- ``allowed_special``: the special tokens that may appear in the text and become their ids
+  (a set, or ``"all"``); default none.
+- ``disallowed_special``: the special tokens whose strings must not appear in the text (a set,
+  or ``"all"`` = every special token not allowed); finding one raises
+  ``DisallowedSpecialTokenError`` naming it. Pass ``()`` to treat them as ordinary text.
+
+This module does not know about ids or BPE; it only finds the strings.
+
+Example:
+    >>> split_on_special("a<|end|>b", {"<|end|>"})
+    [('a', False), ('<|end|>', True), ('b', False)]
+"""
+
+from __future__ import annotations
+
+import functools
+
+import regex
+
+from .errors import DisallowedSpecialTokenError, SpecialTokenError
+
+
+@functools.lru_cache(maxsize=64)
+def _special_regex(tokens):
+    # Longest first, so that a special token that is a prefix of another never wins.
+    ordered = sorted(tokens, key=lambda t: (-len(t), t))
+    return regex.compile("|".join(regex.escape(t) for t in ordered))
+
+
+def resolve_special(special_tokens, allowed_special, disallowed_special):
+    """Turn the caller's switches into two frozensets: (allowed, disallowed)."""
+    known = frozenset(special_tokens)
+    if allowed_special == "all":
+        allowed = known
+    else:
+        allowed = frozenset(allowed_special)
+        unknown = sorted(allowed - known)
+        if unknown:
+            raise SpecialTokenError(
+                f"allowed_special names {unknown!r}, which are not special tokens of this "
+                f"tokenizer; its special tokens are {sorted(known)!r}"
+            )
+    if disallowed_special == "all":
+        disallowed = known - allowed
+    else:
+        disallowed = frozenset(disallowed_special)
+    return allowed, disallowed
+
+
+def check_disallowed(text, disallowed):
+    """Raise ``DisallowedSpecialTokenError`` if ``text`` contains a disallowed special token."""
+    if disallowed:
+        match = _special_regex(frozenset(disallowed)).search(text)
+        if match:
+            raise DisallowedSpecialTokenError(match.group())
+
+
+def split_on_special(text, allowed):
+    """Split ``text`` into ``(segment, is_special)`` parts, special tokens matched exactly."""
+    if not allowed or not text:
+        return [(text, False)] if text else []
+    parts = []
+    position = 0
+    for match in _special_regex(frozenset(allowed)).finditer(text):
+        if match.start() > position:
+            parts.append((text[position : match.start()], False))
+        parts.append((match.group(), True))
+        position = match.end()
+    if position < len(text):
+        parts.append((text[position:], False))
+    return parts
+
+
+def strip_special(text, special_tokens):
+    """The ordinary segments of ``text``, for training: special tokens are boundaries."""
+    return [segment for segment, is_special in split_on_special(text, frozenset(special_tokens)) if not is_special]

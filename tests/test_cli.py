@@ -1,0 +1,103 @@
+"""The ``bytepair`` command as a user runs it: real processes, real files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+TEXT = "the cat sat on the mat. the hat is flat, the bat is fat.\n" * 40
+
+
+def bytepair(*args, stdin=None):
+    return subprocess.run(
+        [sys.executable, "-m", "bytepair", *map(str, args)],
+        input=stdin, capture_output=True, text=True, encoding="utf-8", timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("cli")
+    corpus = folder / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    extra = folder / "extra.txt"
+    extra.write_text("XYZ!?", encoding="utf-8")
+    out = folder / "tok.json"
+    result = bytepair("train", corpus, "--mode", "char", "--vocab-size", 60, "--base-text", extra, "-o", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    return folder, out, result
+
+
+def test_train_reports_and_writes_a_loadable_file(trained):
+    folder, out, result = trained
+    assert "round trip on mixed text: ok" in result.stdout
+    assert json.loads(out.read_text(encoding="utf-8"))["type"] == "character_bpe"
+
+
+def test_encode_then_decode_gives_the_text_back(trained):
+    folder, out, _ = trained
+    encoded = bytepair("encode", "-t", out, stdin="the flat XYZ cat")
+    assert encoded.returncode == 0, encoded.stderr
+    decoded = bytepair("decode", "-t", out, stdin=encoded.stdout)
+    assert decoded.stdout == "the flat XYZ cat"
+
+
+def test_encode_pieces_shows_each_piece_with_its_id(trained):
+    _, out, _ = trained
+    result = bytepair("encode", "-t", out, "--pieces", stdin="the cat")
+    pieces = [line.split(None, 1) for line in result.stdout.splitlines()]
+    assert "".join(eval(piece) for _, piece in pieces) == "the cat"
+    assert all(token_id.isdigit() for token_id, _ in pieces)
+
+
+def test_inspect_shows_type_size_fingerprint_and_longest_tokens(trained):
+    _, out, _ = trained
+    data = json.loads(out.read_text(encoding="utf-8"))
+    result = bytepair("inspect", out)
+    assert "character_bpe" in result.stdout
+    assert data["fingerprint"] in result.stdout
+    assert "longest" in result.stdout
+    vocab = bytepair("inspect", out, "--vocab")
+    assert len(vocab.stdout.splitlines()) == data["vocab_size"]
+
+
+def test_unknown_characters_are_one_clear_line_and_exit_2(trained):
+    _, out, _ = trained
+    result = bytepair("encode", "-t", out, stdin="the ü cat ß")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: ") and "'ß', 'ü'" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_bad_id_and_missing_file_are_clear_errors(trained, tmp_path):
+    _, out, _ = trained
+    result = bytepair("decode", "-t", out, stdin="1 2 999999")
+    assert result.returncode == 2 and "999999" in result.stderr and "Traceback" not in result.stderr
+    result = bytepair("encode", "-t", tmp_path / "absent.json", stdin="x")
+    assert result.returncode == 2 and "no such tokenizer file" in result.stderr
+
+
+def test_vocab_size_below_alphabet_is_a_clear_error(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("abcdef", encoding="utf-8")
+    result = bytepair("train", corpus, "--vocab-size", 3, "-o", tmp_path / "t.json")
+    assert result.returncode == 2 and "below the base alphabet" in result.stderr
+    assert not (tmp_path / "t.json").exists()
+
+
+def test_invalid_utf8_input_names_the_byte(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"abc\ndef\xff")
+    result = bytepair("train", corpus, "-o", tmp_path / "t.json")
+    assert result.returncode == 2 and "line 2" in result.stderr
+
+
+@pytest.mark.slow
+def test_demo_runs_end_to_end(tmp_path):
+    result = bytepair("demo", "-o", tmp_path / "demo")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("round trip ok") == 3
+    assert "compression" in result.stdout and (tmp_path / "demo" / "tokenizer.json").exists()
