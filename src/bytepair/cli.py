@@ -156,15 +156,15 @@ def _add_encode(subparsers):
     parser.add_argument("input", nargs="?", default="-", help="text file, or - for standard input")
     parser.add_argument("-t", "--tokenizer", type=Path, required=True, help="tokenizer JSON file")
     parser.add_argument("--pieces", action="store_true", help="show each piece with its id")
-    parser.add_argument("--allowed-special", nargs="*", default=None, metavar="TOKEN", help="special tokens to encode as such ('all' for every one)")
+    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens to encode as such, or 'all'")
     parser.add_argument("--json", action="store_true", help="print the ids as a JSON list")
     parser.set_defaults(run=_run_encode)
 
 
-def _allowed(values):
-    if not values:
-        return frozenset()
-    return "all" if values == ["all"] else frozenset(values)
+def _allowed(value):
+    if value == "all":
+        return "all"
+    return frozenset(token for token in value.split(",") if token)
 
 
 def _run_encode(args):

@@ -1,0 +1,448 @@
+# BPE training: incremental pair counts over weighted unique chunks (``train_merges``).
+#
+# Must equal ``bytepair.reference.train_bpe`` merge for merge, including its tie-break (equal
+# counts go to the pair that occurs first: chunk order, then position inside the chunk) and
+# seed 000's rule that a merge rebuilding an existing value is recorded but adds no id. It does
+# not split or count the text: ``train.py`` hands it the unique pieces and their counts.
+#
+# Design. Every symbol of every unique chunk lives in one array, chunk after chunk, as a doubly
+# linked list; a symbol keeps the offset of its first character, so offsets order occurrences
+# exactly as positions in the reference's current sequences do. ``pair_at`` on a symbol is the
+# id of the pair that starts there (-1 at a chunk's end, or once absorbed into its left
+# neighbour). Per pair: its weighted count (exact at all times); the offsets where it was formed
+# (checked lazily: an offset is still an occurrence iff its ``pair_at`` is that pair, and once
+# it stops being one it never is again, because the two values there only grow); and its
+# earliest offset (lazy: a new occurrence can only lower it; when the earliest one is destroyed
+# it goes stale, and is recomputed from the list only when the pair reaches the top of the
+# heap). The heap is a lazy max-heap on (count, -earliest offset): every live pair has an entry
+# at least as good as its true key, so the first popped entry that equals its pair's true key is
+# the reference's choice; other entries are dropped or re-queued at the true key.
+#
+# Complexity: O(N) to build for N symbols in the unique chunks; a merge costs O(k log H) for
+# the k offsets on its list, and a stale earliest offset one pass over that pair's list. Over a
+# run that is about O((N + merges applied) log H). Memory: 20 bytes per symbol of the unique
+# chunks plus 4 per recorded occurrence; it follows the unique chunks, not the corpus.
+#
+# Measured (CPU time, 8,000 merges on WikiText-2 train as one 10.8M-character chunk): one array
+# per field and std::unordered_map, 6.2 s; symbols as one struct and an open-addressing map,
+# 4.3 s; prefetching the symbols of the occurrence list, 3.0 s. Considered and dropped: a tree
+# per pair to read the earliest occurrence off directly (stale earliest offsets are rare, about
+# one merge in five meets one, and one pass over that list costs less); hashing the neighbour
+# pairs a merge destroys (``pair_at`` names them). Occurrence lists come out sorted in practice
+# (all of a pair's occurrences form during one merge, which walks its own list in order), but
+# nothing here relies on it.
+
+from cpython.exc cimport PyErr_CheckSignals
+from cython.operator cimport dereference as _train_deref
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libcpp.algorithm cimport is_sorted as _train_is_sorted, sort as _train_sort
+from libcpp.pair cimport pair as _train_pair
+from libcpp.queue cimport priority_queue
+from libcpp.string cimport string
+from libcpp.unordered_map cimport unordered_map
+from libcpp.vector cimport vector
+
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define BP_TRAIN_PREFETCH(address) __builtin_prefetch(address)
+    #else
+    #define BP_TRAIN_PREFETCH(address) ((void)0)
+    #endif
+    """
+    void _train_prefetch "BP_TRAIN_PREFETCH"(const void* address) noexcept nogil
+
+# Heap entries are (count, packed) with packed = (_TRAIN_MAX_POSITION - earliest) << 32 | pair,
+# so a max-heap on the tuple puts the higher count first, then the earlier position.
+cdef int64_t _TRAIN_MAX_POSITION = 2147483647
+# A merge reads its occurrences' symbols in list order but far apart in memory; asking for them
+# this many steps ahead hides most of the cache misses (see "Measured" above).
+cdef size_t _TRAIN_PREFETCH_DISTANCE = 16
+cdef int64_t _TRAIN_PAIR_MASK = 0xFFFFFFFF
+cdef uint64_t _TRAIN_NO_PAIR = 0xFFFFFFFFFFFFFFFF  # an empty hash slot; real keys are < 2**63
+ctypedef _train_pair[int64_t, int64_t] _TrainHeapEntry
+
+
+cdef struct _TrainSymbol:
+    # One symbol of a unique chunk. The fields sit together because a merge reads a symbol
+    # and its neighbours at once: one cache line instead of one per field.
+    int32_t value    # token id, -1 once absorbed into its left neighbour
+    int32_t next     # the next live symbol of the chunk, or -1
+    int32_t prev     # the previous live symbol of the chunk, or -1
+    int32_t pair_at  # id of the pair (value, next's value), or -1
+    int32_t chunk    # index of the chunk, for its count
+
+
+cdef class _MergeTrainer:
+    """The state of one training run; see the note at the top of this file."""
+
+    # Symbols, in one array over all unique chunks.
+    cdef vector[_TrainSymbol] _symbols
+    cdef vector[int64_t] _chunk_count
+    # Pairs, by pair id.
+    cdef vector[uint64_t] _slot_key  # open-addressing map (left << 32 | right) -> pair id
+    cdef vector[int32_t] _slot_pair
+    cdef vector[int32_t] _pair_left
+    cdef vector[int32_t] _pair_right
+    cdef vector[int64_t] _pair_count
+    cdef vector[int32_t] _pair_earliest
+    cdef vector[vector[int32_t]] _pair_positions
+    cdef vector[char] _pair_touched
+    cdef vector[int32_t] _touched
+    cdef priority_queue[_TrainHeapEntry] _heap
+    # Token values, by id, and the id of each value.
+    cdef vector[string] _token_bytes
+    cdef unordered_map[string, int32_t] _token_id
+    # The run.
+    cdef int64_t _distinct_values
+    cdef int64_t _vocab_size
+    cdef int64_t _min_frequency
+    cdef int64_t _sequence_length
+    cdef bint finished
+    cdef vector[int64_t] _records  # 5 per merge: left, right, merged, frequency, length after
+
+    def __cinit__(self, chunks, counts, str mode, base_tokens, int64_t vocab_size,
+                  int64_t min_frequency):
+        self._vocab_size = vocab_size
+        self._min_frequency = min_frequency
+        self.finished = False
+        if mode == "char":
+            self._load_char_chunks(chunks, counts, self._char_base_ids(base_tokens))
+        elif mode == "byte":
+            self._load_byte_chunks(chunks, counts)
+        else:
+            raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
+        self._distinct_values = self._token_bytes.size()
+        self._count_initial_pairs()
+
+    # -- loading --------------------------------------------------------------------------
+
+    cdef vector[int32_t] _char_base_ids(self, base_tokens) except *:
+        """Code point -> id (-1 if not a base token); fills the base values."""
+        cdef vector[int32_t] base_ids
+        cdef Py_UCS4 character
+        cdef str token
+        for token in base_tokens:
+            if len(token) != 1:
+                raise ValueError(f"base token {token!r} is not a single character")
+            character = token[0]
+            if character >= base_ids.size():
+                base_ids.resize(<size_t>character + 1, -1)
+            if base_ids[character] != -1:
+                raise ValueError(f"base token {token!r} is listed twice")
+            base_ids[character] = self._token_bytes.size()
+            self._add_value(token.encode("utf-8", "surrogatepass"))
+        return base_ids
+
+    cdef int _load_char_chunks(self, chunks, counts, vector[int32_t]& base_ids) except -1:
+        cdef str chunk
+        cdef Py_UCS4 character
+        cdef int32_t chunk_index = 0
+        cdef int32_t base_id
+        for chunk, count in zip(chunks, counts, strict=True):
+            self._start_chunk(count)
+            for character in chunk:
+                base_id = base_ids[character] if character < base_ids.size() else -1
+                if base_id < 0:
+                    raise ValueError(
+                        f"character {chr(character)!r} of chunk {chunk_index} is not in "
+                        f"base_tokens; add it to the base alphabet")
+                self._append_symbol(base_id, chunk_index)
+            self._sequence_length += len(chunk) * self._chunk_count.back()
+            chunk_index += 1
+        return 0
+
+    cdef int _load_byte_chunks(self, chunks, counts) except -1:
+        cdef bytes encoded
+        cdef const unsigned char* data
+        cdef Py_ssize_t length, index
+        cdef int32_t chunk_index = 0
+        for value in range(256):
+            self._add_value(bytes([value]))
+        for chunk, count in zip(chunks, counts, strict=True):
+            self._start_chunk(count)
+            encoded = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+            data = encoded
+            length = len(encoded)
+            for index in range(length):
+                self._append_symbol(data[index], chunk_index)
+            self._sequence_length += length * self._chunk_count.back()
+            chunk_index += 1
+        return 0
+
+    cdef int _start_chunk(self, count) except -1:
+        if count < 1:
+            raise ValueError(f"chunk counts must be at least 1, got {count!r}")
+        self._chunk_count.push_back(count)
+        return 0
+
+    cdef inline int _append_symbol(self, int32_t value, int32_t chunk_index) except -1:
+        cdef int32_t position = self._symbols.size()
+        if position == _TRAIN_MAX_POSITION:
+            raise OverflowError("the unique chunks hold more than 2**31 - 1 symbols")
+        cdef bint starts_chunk = position == 0 or self._symbols.back().chunk != chunk_index
+        cdef _TrainSymbol symbol
+        symbol.value = value
+        symbol.next = -1
+        symbol.prev = -1 if starts_chunk else position - 1
+        symbol.pair_at = -1
+        symbol.chunk = chunk_index
+        if not starts_chunk:
+            self._symbols.back().next = position
+        self._symbols.push_back(symbol)
+        return 0
+
+    cdef int32_t _add_value(self, string value_bytes) except -1 nogil:
+        cdef int32_t token_id = self._token_bytes.size()
+        self._token_bytes.push_back(value_bytes)
+        self._token_id[value_bytes] = token_id
+        return token_id
+
+    cdef int _count_initial_pairs(self) except -1:
+        cdef _TrainSymbol* symbols = self._symbols.data()
+        cdef int32_t position, pair_id
+        self._grow_pair_slots(1024)
+        for position in range(<int32_t>self._symbols.size()):
+            if symbols[position].next >= 0:
+                pair_id = self._get_pair(symbols[position].value, symbols[position + 1].value)
+                self._add_occurrence(pair_id, position)
+                symbols[position].pair_at = pair_id
+        self._push_touched()
+        return 0
+
+    # -- pair bookkeeping (no Python objects below this line) --------------------------------
+
+    cdef int32_t _get_pair(self, int32_t left, int32_t right) except -1 nogil:
+        """The id of pair (left, right), created with count 0 if new."""
+        cdef uint64_t key = (<uint64_t>left << 32) | <uint64_t>right
+        cdef size_t slot = self._pair_slot(key)
+        if self._slot_key[slot] == key:
+            return self._slot_pair[slot]
+        cdef int32_t pair_id = self._pair_left.size()
+        self._slot_key[slot] = key
+        self._slot_pair[slot] = pair_id
+        self._pair_left.push_back(left)
+        self._pair_right.push_back(right)
+        self._pair_count.push_back(0)
+        self._pair_earliest.push_back(_TRAIN_MAX_POSITION)
+        self._pair_positions.push_back(vector[int32_t]())
+        self._pair_touched.push_back(0)
+        if 2 * self._pair_left.size() > self._slot_key.size():
+            self._grow_pair_slots(2 * self._slot_key.size())
+        return pair_id
+
+    cdef inline size_t _pair_slot(self, uint64_t key) noexcept nogil:
+        """The slot holding ``key``, or the empty slot where it belongs (linear probing)."""
+        cdef size_t mask = self._slot_key.size() - 1
+        cdef size_t slot = (key * <uint64_t>0x9E3779B97F4A7C15) >> 32 & mask
+        while self._slot_key[slot] != key and self._slot_key[slot] != _TRAIN_NO_PAIR:
+            slot = (slot + 1) & mask
+        return slot
+
+    cdef int _grow_pair_slots(self, size_t capacity) except -1 nogil:
+        cdef size_t pair_id
+        cdef uint64_t key
+        self._slot_key.assign(capacity, _TRAIN_NO_PAIR)
+        self._slot_pair.assign(capacity, -1)
+        for pair_id in range(self._pair_left.size()):
+            key = (<uint64_t>self._pair_left[pair_id] << 32) | <uint64_t>self._pair_right[pair_id]
+            slot = self._pair_slot(key)
+            self._slot_key[slot] = key
+            self._slot_pair[slot] = pair_id
+        return 0
+
+    cdef inline int _add_occurrence(self, int32_t pair_id, int32_t position) except -1 nogil:
+        self._pair_count[pair_id] += self._chunk_count[self._symbols[position].chunk]
+        self._pair_positions[pair_id].push_back(position)
+        if position < self._pair_earliest[pair_id]:
+            self._pair_earliest[pair_id] = position
+        if not self._pair_touched[pair_id]:
+            self._pair_touched[pair_id] = 1
+            self._touched.push_back(pair_id)
+        return 0
+
+    cdef int _push_touched(self) except -1 nogil:
+        """Give every pair that gained occurrences a heap entry with its new key."""
+        cdef int32_t pair_id
+        for pair_id in self._touched:
+            self._pair_touched[pair_id] = 0
+            if self._pair_count[pair_id] > 0:
+                self._push(pair_id)
+        self._touched.clear()
+        return 0
+
+    cdef inline void _push(self, int32_t pair_id) noexcept nogil:
+        cdef int64_t packed = ((_TRAIN_MAX_POSITION - self._pair_earliest[pair_id]) << 32) | pair_id
+        self._heap.push(_TrainHeapEntry(self._pair_count[pair_id], packed))
+
+    cdef int32_t _true_earliest(self, int32_t pair_id) noexcept nogil:
+        """The pair's earliest live position; drops dead positions from its list."""
+        cdef _TrainSymbol* symbols = self._symbols.data()
+        cdef int32_t earliest = self._pair_earliest[pair_id]
+        if earliest == _TRAIN_MAX_POSITION or symbols[earliest].pair_at == pair_id:
+            return earliest  # (the first case only if counts and lists disagree: a bug)
+        cdef vector[int32_t]* positions = &self._pair_positions[pair_id]
+        cdef size_t kept = 0, index
+        cdef int32_t position
+        earliest = _TRAIN_MAX_POSITION
+        for index in range(positions.size()):
+            position = positions[0][index]
+            if symbols[position].pair_at == pair_id:
+                positions[0][kept] = position
+                kept += 1
+                if position < earliest:
+                    earliest = position
+        positions.resize(kept)
+        self._pair_earliest[pair_id] = earliest
+        return earliest
+
+    cdef int32_t _pop_best(self) noexcept nogil:
+        """The pair with the highest count, earliest first on ties; -1 when none is left."""
+        cdef int32_t pair_id, earliest
+        cdef int64_t count, entry_earliest
+        cdef _TrainHeapEntry entry
+        while not self._heap.empty():
+            entry = self._heap.top()
+            self._heap.pop()
+            pair_id = <int32_t>(entry.second & _TRAIN_PAIR_MASK)
+            count = self._pair_count[pair_id]
+            if count <= 0 or entry.first < count:
+                continue  # merged away, or a newer, better entry exists
+            if entry.first > count:
+                self._push(pair_id)  # the count fell since; re-queue at the true count
+                continue
+            earliest = self._true_earliest(pair_id)
+            entry_earliest = _TRAIN_MAX_POSITION - (entry.second >> 32)
+            if entry_earliest < earliest:
+                self._push(pair_id)  # its earliest occurrence was destroyed
+                continue
+            if entry_earliest > earliest:
+                continue
+            return pair_id
+        return -1
+
+    # -- merging ---------------------------------------------------------------------------
+
+    cdef int32_t _merged_id(self, int32_t left, int32_t right) except -1 nogil:
+        """The id of left + right; a new id unless that value already exists (seed 000)."""
+        cdef string merged = self._token_bytes[left] + self._token_bytes[right]
+        cdef unordered_map[string, int32_t].iterator found = self._token_id.find(merged)
+        if found != self._token_id.end():
+            return _train_deref(found).second
+        self._distinct_values += 1
+        return self._add_value(merged)
+
+    cdef int _apply(self, int32_t pair_id, int32_t merged) except -1 nogil:
+        """Merge every live occurrence of the pair, left to right inside each chunk."""
+        cdef _TrainSymbol* symbols = self._symbols.data()  # never reallocated while training
+        cdef _TrainSymbol* symbol
+        cdef vector[int32_t] positions
+        cdef int32_t position, right, after, before, neighbour
+        cdef int64_t weight
+        positions.swap(self._pair_positions[pair_id])
+        if (self._pair_left[pair_id] == self._pair_right[pair_id]
+                and not _train_is_sorted(positions.begin(), positions.end())):
+            # subtle: in "aaa" the occurrences overlap and only the leftmost one may merge, so
+            # they must be taken in order. Lists come out sorted in practice (all of a pair's
+            # occurrences form during one merge, which walks its own list in order), so this
+            # is a guard that costs one pass, not a sort per merge.
+            _train_sort(positions.begin(), positions.end())
+        cdef size_t index, count = positions.size()
+        for index in range(count):
+            if index + _TRAIN_PREFETCH_DISTANCE < count:
+                _train_prefetch(&symbols[positions[index + _TRAIN_PREFETCH_DISTANCE]])
+            position = positions[index]
+            symbol = &symbols[position]
+            if symbol.pair_at != pair_id:
+                continue
+            weight = self._chunk_count[symbol.chunk]
+            right = symbol.next
+            after = symbols[right].next
+            before = symbol.prev
+            if before >= 0:
+                self._pair_count[symbols[before].pair_at] -= weight
+                neighbour = self._get_pair(symbols[before].value, merged)
+                symbols[before].pair_at = neighbour
+                self._add_occurrence(neighbour, before)
+            if after >= 0:
+                self._pair_count[symbols[right].pair_at] -= weight
+                neighbour = self._get_pair(merged, symbols[after].value)
+                symbol.pair_at = neighbour
+                self._add_occurrence(neighbour, position)
+                symbols[after].prev = position
+            else:
+                symbol.pair_at = -1
+            symbol.value = merged
+            symbol.next = after
+            symbols[right].value = -1
+            symbols[right].pair_at = -1
+            self._sequence_length -= weight
+        self._pair_count[pair_id] = 0
+        self._push_touched()
+        return 0
+
+    cdef int run(self, int64_t until) except -1 nogil:
+        """Merge until ``until`` merges are recorded, or the run is finished."""
+        cdef int32_t best, merged
+        cdef int64_t frequency
+        while self._records.size() < <size_t>(5 * until):
+            if self._distinct_values >= self._vocab_size:
+                self.finished = True
+                return 0
+            best = self._pop_best()
+            if best < 0 or self._pair_count[best] < self._min_frequency:
+                self.finished = True
+                return 0
+            frequency = self._pair_count[best]
+            merged = self._merged_id(self._pair_left[best], self._pair_right[best])
+            self._apply(best, merged)
+            self._records.push_back(self._pair_left[best])
+            self._records.push_back(self._pair_right[best])
+            self._records.push_back(merged)
+            self._records.push_back(frequency)
+            self._records.push_back(self._sequence_length)
+        return 0
+
+    cdef int64_t merges_done(self) noexcept:
+        return self._records.size() // 5
+
+    cdef int64_t merges_wanted(self) noexcept:
+        return max(self._vocab_size - self._distinct_values, 0)
+
+    cdef list records(self):
+        cdef const int64_t* data = self._records.data()
+        return [(data[i], data[i + 1], data[i + 2], data[i + 3], data[i + 4])
+                for i in range(0, self._records.size(), 5)]
+
+
+def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequency,
+                 progress=None):
+    """Learn BPE merges over weighted unique chunks, exactly as ``reference.train_bpe``.
+
+    ``chunks`` are the unique pieces in order of first appearance and ``counts`` how often each
+    occurs. Returns one tuple per merge: ``(left_id, right_id, merged_id, frequency,
+    sequence_length_after)``, where ids follow the vocabulary rule (base ids first, then each
+    new value once) and the length is the weighted number of tokens after the merge. The
+    ``progress`` callable, if given, gets the number of merges done about every 1%.
+    ``base_tokens`` (character mode) are single characters, id = index; byte mode ignores it
+    and starts from the 256 bytes.
+
+    Example:
+        >>> train_merges(["aaabdaaabac"], [1], mode="char", base_tokens=list("abcd"),
+        ...              vocab_size=7, min_frequency=2)
+        [(0, 0, 4, 4, 9), (4, 0, 5, 2, 7), (5, 1, 6, 2, 5)]
+
+    NOTE: the GIL is released while merging; ``progress`` runs with it held.
+    """
+    cdef _MergeTrainer trainer = _MergeTrainer(
+        chunks, counts, mode, base_tokens, vocab_size, min_frequency)
+    cdef int64_t step = max(1, trainer.merges_wanted() // 100)
+    cdef int64_t until
+    while not trainer.finished:
+        until = trainer.merges_done() + step
+        with nogil:
+            trainer.run(until)
+        PyErr_CheckSignals()
+        if progress is not None:
+            progress(trainer.merges_done())
+    return trainer.records()
