@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 import sys
+from collections import Counter
 
 from . import _engine
 from .errors import TrainingError
@@ -71,7 +72,7 @@ def train(
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
     splitter = _splitter(pattern_name, pattern_regex)
-    chunks, counts, seen_chars = _count_chunks(documents, splitter)
+    chunks, counts, seen_chars = _count_chunks(documents, splitter, mode)
     if not chunks:
         raise TrainingError("the training text is empty; give at least two characters of text")
 
@@ -171,22 +172,21 @@ def _splitter(pattern_name, pattern_regex):
     return regex.compile(pattern_regex).findall
 
 
-def _count_chunks(documents, splitter):
+def _count_chunks(documents, splitter, mode):
     """Unique pieces in order of first appearance, with their counts and the characters seen.
 
     Without a pattern each document is one chunk (seed 000 trains on one sequence).
     """
-    counts = {}
+    counts = Counter()  # keeps first-appearance order, and counts in C
     seen_chars = set()
     for document in documents:
         if not isinstance(document, str):
             raise TrainingError(f"training documents must be str, not {type(document).__name__}")
         if not document:
             continue
-        seen_chars.update(document)
-        pieces = [document] if splitter is None else _split_blocks(document, splitter)
-        for piece in pieces:
-            counts[piece] = counts.get(piece, 0) + 1
+        if mode == "char":
+            seen_chars.update(document)
+        counts.update([document] if splitter is None else _split_blocks(document, splitter))
     return list(counts), list(counts.values()), seen_chars
 
 
