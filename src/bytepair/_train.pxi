@@ -113,7 +113,8 @@ cdef class _MergeTrainer:
         else:
             raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
         self._distinct_values = self._token_bytes.size()
-        self._count_initial_pairs()
+        with nogil:
+            self._count_initial_pairs()
 
     # -- loading --------------------------------------------------------------------------
 
@@ -198,7 +199,7 @@ cdef class _MergeTrainer:
         self._token_id[value_bytes] = token_id
         return token_id
 
-    cdef int _count_initial_pairs(self) except -1:
+    cdef int _count_initial_pairs(self) except -1 nogil:
         cdef _TrainSymbol* symbols = self._symbols.data()
         cdef int32_t position, pair_id
         self._grow_pair_slots(1024)
