@@ -16,7 +16,7 @@ from pathlib import Path
 from .errors import BytepairError, UsageError
 
 # Subpackages that add their own commands with ``register(subparsers)``.
-COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo")
+COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench")
 
 
 def main(argv=None):
@@ -47,11 +47,27 @@ def build_parser():
         try:
             module = importlib.import_module(name)
         except ImportError as error:
-            if error.name and name.startswith(error.name):
-                continue  # that subpackage is not part of this install
-            raise
+            if not (error.name and name.startswith(error.name)):
+                raise
+            _add_missing(subparsers, name, error)  # an optional extra is not installed
+            continue
         module.register(subparsers)
     return parser
+
+
+def _add_missing(subparsers, module_name, error):
+    """A command whose extra is missing still exists, and says what to install."""
+    command = module_name.split(".")[1]
+    if command != "gpt":
+        return
+    stub = subparsers.add_parser(command, help="small GPTs (needs bytepair[gpt])")
+    stub.add_argument("rest", nargs=argparse.REMAINDER)
+
+    def run(args):
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+    stub.set_defaults(run=run)
 
 
 def _formatter(prog):
