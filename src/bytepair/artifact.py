@@ -156,10 +156,17 @@ def write_text_atomic(path, text):
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as file:
             file.write(text)
+        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def load(path):

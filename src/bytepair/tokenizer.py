@@ -18,12 +18,12 @@ from __future__ import annotations
 import os
 
 import numpy as np
-import regex
 
 from . import _engine
 from .errors import SpecialTokenError, TokenIdError, UnknownCharactersError
 from .normalize import check_normalization, normalize
 from .patterns import resolve_pattern
+from .patterns import split as regex_split
 from .special import check_disallowed, resolve_special, split_on_special
 
 MODES = ("char", "byte")
@@ -169,9 +169,8 @@ class Tokenizer:
 
     def _build_engine(self):
         scanner = self.pattern_name if self.pattern_name in SCANNED_PATTERNS else None
-        self._split_regex = None
-        if self.pattern is not None and scanner is None:
-            self._split_regex = regex.compile(self.pattern)
+        # A custom regex is split in Python by the `regex` module; named ones by the engine.
+        self._regex_pattern = self.pattern if self.pattern is not None and scanner is None else None
         if self.rule != "replay":
             token_bytes, pair_table, whole_piece = self._foreign
             base_ids = [token_bytes[bytes([b])] for b in range(256)]
@@ -189,10 +188,10 @@ class Tokenizer:
         ids = {value: i for i, value in enumerate(self._values)}
         pair_table = {}
         for rank, (left, right) in enumerate(self.merges):
-            pair = (ids[left], ids[right])
-            # subtle: with duplicate values a pair can be learned twice; replay applies the
-            # first rank, and the engine's monotonic rule re-applies it only if it is re-learned.
-            pair_table.setdefault(pair, (rank, ids[left + right]))
+            # subtle: a merge list (from a file) can learn the same pair twice; replay applies
+            # it at each of its ranks, so the engine gets every rank.
+            ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
+            ranks.append(rank)
         if self.mode == "byte":
             base_ids = list(range(256))
         else:
@@ -264,7 +263,7 @@ class Tokenizer:
         allowed, disallowed = resolve_special(self.special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
-        if allowed or self._split_regex is not None:
+        if allowed or self._regex_pattern is not None:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
         threads = num_threads or os.cpu_count() or 1
         return self._engine_call(self._engine.encode_batch, texts, threads)
@@ -275,7 +274,7 @@ class Tokenizer:
         if np.dtype(dtype).itemsize * 8 < 32 and self.vocab_size > 2**16:
             raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
         text = self._normalized(text)
-        if self._split_regex is not None:
+        if self._regex_pattern is not None:
             return np.asarray(self._encode_ordinary(text), dtype=dtype)
         return self._engine_call(self._engine.encode_to_array, text, np.dtype(dtype).name)
 
@@ -298,8 +297,8 @@ class Tokenizer:
     def split(self, text):
         """Stage 3 on its own: the pre-tokenization pieces of ``text`` (after normalization)."""
         text = self._normalized(text)
-        if self._split_regex is not None:
-            return self._split_regex.findall(text)
+        if self._regex_pattern is not None:
+            return regex_split(text, self.pattern)
         if self.pattern is None:
             return [text] if text else []
         return self._engine.split(text)
@@ -310,8 +309,8 @@ class Tokenizer:
         return normalize(text, self.normalization)
 
     def _encode_ordinary(self, text):
-        if self._split_regex is not None:
-            return self._engine_call(self._engine.encode_pieces, self._split_regex.findall(text))
+        if self._regex_pattern is not None:
+            return self._engine_call(self._engine.encode_pieces, regex_split(text, self.pattern))
         return self._engine_call(self._engine.encode_ordinary, text)
 
     def _engine_call(self, function, *args):

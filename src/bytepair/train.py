@@ -167,9 +167,11 @@ def _splitter(pattern_name, pattern_regex):
 
     if pattern_name in SCANNED_PATTERNS:
         return Tokenizer(mode="byte", pattern=pattern_name).split
-    import regex
+    from functools import partial
 
-    return regex.compile(pattern_regex).findall
+    from .patterns import split
+
+    return partial(split, pattern=pattern_regex)
 
 
 def _count_chunks(documents, splitter, mode):

@@ -1,0 +1,186 @@
+"""The ``bytepair prepare`` and ``bytepair sweep`` commands (added by ``register``).
+
+Both take the corpus the same way: a folder (WikiText-2's raw or tokens files, or plain
+``train.txt``/``val.txt``/``test.txt``), explicit ``--train/--val/--test`` files, or
+``--download`` (WikiText-2 from its public zip, into a cache, checked by SHA-256). Every flag
+of ``bytepair train`` is available too. This module parses and prints; the work is in
+``prepare.py``, ``sweep.py`` and ``wikitext.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from bytepair.errors import UsageError
+
+from .blocks import BLOCK_CHARS
+from .wikitext import CLEANINGS, SPLITS, default_cache_dir
+
+PREPARE_EPILOG = (
+    "Defaults are seed 000's: character mode, vocab 500, the first 500,000 characters of train "
+    "(--max-chars 0 trains on all of it); merges come from train only, the base alphabet from "
+    "every split. Writes OUT/tokenizer.json, OUT/encoded_bpe/ and OUT/encoded_char/ "
+    "({train,val,test}.bin + meta.json, *_ids.pt when torch is installed)."
+)
+
+
+def register(subparsers):
+    _add_prepare(subparsers)
+    _add_sweep(subparsers)
+
+
+def _formatter(prog):
+    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
+
+
+def _add_corpus_options(parser):
+    parser.add_argument("source", nargs="?", type=Path, default=None, help="folder with the split files (WikiText-2 raw or tokens names, or train.txt/val.txt/test.txt)")
+    parser.add_argument("--train", type=Path, default=None, metavar="FILE", help="training split file (instead of SOURCE)")
+    parser.add_argument("--val", type=Path, default=None, metavar="FILE", help="validation split file")
+    parser.add_argument("--test", type=Path, default=None, metavar="FILE", help="test split file")
+    parser.add_argument("--variant", choices=("auto", "raw", "tokens"), default="auto", help="which WikiText-2 files to use (--download: auto means raw)")
+    parser.add_argument("--cleaning", choices=CLEANINGS, default="none", help="none keeps the files exactly; clean drops empty lines, strips line edges, joins @-@ @,@ @.@")
+    parser.add_argument("--download", action="store_true", help="download WikiText-2 into the cache (only the first time) instead of SOURCE")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(), help="download cache ($BYTEPAIR_CACHE, else $XDG_CACHE_HOME/bytepair or ~/.cache/bytepair)")
+    parser.add_argument("--url", default=None, help="download from this mirror instead of the public address")
+    parser.add_argument("--sha256", default=None, help="expected SHA-256 of the zip, if it is not the published one")
+
+
+def _add_training(parser, *, max_chars=500_000):
+    from bytepair.cli import add_training_options
+
+    add_training_options(parser)
+    parser.set_defaults(max_chars=max_chars)
+
+
+def _add_prepare(subparsers):
+    parser = subparsers.add_parser(
+        "prepare",
+        help="train on a corpus and write its splits as token streams (seed 000, end to end)",
+        description="Train a tokenizer on the train split, encode every split, check and write them.",
+        epilog=PREPARE_EPILOG,
+        formatter_class=_formatter,
+    )
+    _add_corpus_options(parser)
+    _add_training(parser)
+    parser.add_argument("-o", "--output", type=Path, default=Path("prepared"), help="output folder OUT")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="encoding threads (all cores by default)")
+    parser.add_argument("--no-pt", action="store_true", help="do not write the torch *_ids.pt files")
+    parser.add_argument("--block-chars", type=int, default=BLOCK_CHARS, help="block size for large splits, in characters")
+    parser.add_argument("--write-text", type=Path, default=None, metavar="DIR", help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt")
+    parser.set_defaults(run=_run_prepare)
+
+
+def _add_sweep(subparsers):
+    from .sweep import DEFAULT_VOCAB_SIZES, RARE_WORDS
+
+    parser = subparsers.add_parser(
+        "sweep",
+        help="compare vocabulary sizes: training time, sequence length, compression, embedding size",
+        description="Seed 000's exercises 1, 3 and 5: one tokenizer per vocabulary size, measured on the same corpus.",
+        formatter_class=_formatter,
+    )
+    _add_corpus_options(parser)
+    _add_training(parser)
+    for action in parser._actions:
+        if action.dest == "vocab_size":
+            action.help = argparse.SUPPRESS  # --vocab-sizes replaces it
+            action.default = None
+    parser.add_argument("--vocab-sizes", type=int, nargs="+", default=list(DEFAULT_VOCAB_SIZES), metavar="N", help="vocabulary sizes to compare")
+    parser.add_argument("--dim", type=int, default=128, help="embedding dimension for the embedding-size column")
+    parser.add_argument("--context", type=int, default=128, help="tokens of validation whose characters are counted")
+    parser.add_argument("--words", nargs="+", default=list(RARE_WORDS), metavar="WORD", help="words whose pieces are shown")
+    parser.add_argument("-o", "--output", type=Path, default=Path("sweep"), help="folder for sweep.json and sweep.png")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="encoding threads (all cores by default)")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
+    parser.add_argument("--no-plot", action="store_true", help="do not draw sweep.png (no matplotlib needed)")
+    parser.set_defaults(run=_run_sweep)
+
+
+# -- running ----------------------------------------------------------------------------------
+
+
+def split_files(args):
+    """``{"train": Path, ...}`` from SOURCE, --train/--val/--test or --download."""
+    from .wikitext import download_wikitext, find_split_files
+
+    explicit = {name: getattr(args, name) for name in SPLITS if getattr(args, name) is not None}
+    chosen = [what for what, given in (("SOURCE", args.source), ("--train/--val/--test", explicit), ("--download", args.download)) if given]
+    if len(chosen) != 1:
+        raise UsageError(
+            "give the corpus one way: a SOURCE folder, --train FILE (with --val/--test), or --download"
+            + (f"; got {' and '.join(chosen)}" if chosen else "")
+        )
+    if explicit:
+        if "train" not in explicit:
+            raise UsageError("--val/--test need --train FILE too; the tokenizer is trained on it")
+        return explicit
+    if args.download:
+        variant = "raw" if args.variant == "auto" else args.variant
+        folder = download_wikitext(variant, cache_dir=args.cache_dir, url=args.url, sha256=args.sha256, progress=False if args.quiet else None)
+        return find_split_files(folder, variant=variant)
+    return find_split_files(args.source, variant=args.variant)
+
+
+def _training_options(args):
+    from bytepair.cli import training_options
+
+    options = training_options(args)
+    if options["max_chars"] == 0:
+        options["max_chars"] = None  # 0: all of train
+    return options
+
+
+def _run_prepare(args):
+    from .blocks import SplitSource
+    from .prepare import prepare
+    from .wikitext import write_texts
+
+    files = split_files(args)
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers!r}")
+    if args.block_chars < 1:
+        raise UsageError(f"--block-chars must be at least 1, not {args.block_chars!r}")
+    options = _training_options(args)
+    prepare(
+        args.output,
+        files=files,
+        cleaning=args.cleaning,
+        workers=args.workers,
+        pt_files=False if args.no_pt else None,
+        block_chars=args.block_chars,
+        **options,
+    )
+    if args.write_text is not None:
+        texts = {name: SplitSource(name, path, cleaning=args.cleaning).text() for name, path in files.items()}
+        for name, path in write_texts(texts, args.write_text).items():
+            print(f"wrote {path} ({len(texts[name]):,} characters)")
+    return 0
+
+
+def _run_sweep(args):
+    from .sweep import check_plotting, sweep, table, write_outputs
+
+    if args.vocab_size is not None:
+        raise UsageError(f"sweep compares several sizes: use --vocab-sizes {args.vocab_size} ... instead of --vocab-size")
+    if not args.no_plot:
+        check_plotting()  # before the work, not after it
+    files = split_files(args)
+    options = _training_options(args)
+    options.pop("vocab_size")
+    log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
+    if args.workers < 1:
+        raise UsageError(f"--workers must be at least 1, not {args.workers!r}")
+    result = sweep(files=files, vocab_sizes=args.vocab_sizes, dim=args.dim, context=args.context, words=args.words,
+                   cleaning=args.cleaning, workers=args.workers, log=log, **options)
+    paths = write_outputs(result, args.output, plot=not args.no_plot)
+    if args.json:
+        print(result.to_json())
+    else:
+        for line in table(result):
+            print(line)
+        print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0

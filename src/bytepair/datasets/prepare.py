@@ -1,0 +1,405 @@
+"""``bytepair prepare``: from a corpus's splits to a tokenizer and np.memmap-ready token streams.
+
+The steps, seed 000's program made fast and safe:
+
+    1. read every split (train, val, test), cleaned if asked (``wikitext.clean_text``);
+    2. take the base alphabet from all splits (character mode), so that every split encodes;
+    3. train on the first ``max_chars`` characters of train only (merges never see val/test);
+    4. build a character-level tokenizer with the same alphabet and no merges, for comparison;
+    5. encode every split with both tokenizers on a thread pool (the engine releases the GIL),
+       in blocks cut where the ids stay exactly those of the whole split (``blocks.py``);
+    6. check every id range (0 <= id < vocab_size) and the round trip of every split;
+    7. write the files below under temporary names, then rename them, ``meta.json`` last;
+    8. print seed 000's report.
+
+The layout (``bytepair.gpt`` reads exactly this)::
+
+    OUT/tokenizer.json                        the BPE tokenizer
+    OUT/encoded_bpe/{train,val,test}.bin      flat token ids, native byte order, for np.memmap
+    OUT/encoded_bpe/{train,val,test}_ids.pt   torch.long tensors, when torch is installed
+    OUT/encoded_bpe/meta.json
+    OUT/encoded_char/tokenizer.json           character-level: same alphabet, no merges
+    OUT/encoded_char/{train,val,test}.bin
+    OUT/encoded_char/meta.json
+
+``meta.json``: ``{"tokenizer": path relative to the folder, "fingerprint", "vocab_size",
+"dtype": "uint16"|"uint32", "splits": {name: {"tokens", "characters", "bytes", "file"}}}`` plus
+what produced it (``encoding``, ``mode``, ``pattern``, ``normalization``, ``cleaning``,
+``sources``, ``train_characters``, ``bytepair_version``). ``characters`` and ``bytes`` count
+the text the ids decode to (after normalization, if any).
+
+An interrupted or failed run leaves the previous output as it was and no temporary file; a
+folder without ``meta.json`` is incomplete. This module does not download (``wikitext.py``)
+and does not train a model (``bytepair.gpt``).
+
+Example:
+    >>> from bytepair.datasets import find_split_files                             # doctest: +SKIP
+    >>> result = prepare("prepared", files=find_split_files("data/wikitext-2"))  # doctest: +SKIP
+    >>> result.splits["train"].bpe_tokens < result.splits["train"].characters     # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .blocks import BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
+from .encode import encode_all, normalized
+from .errors import DatasetError, PrepareError
+from .files import StagedFiles
+from .wikitext import CLEANINGS, SPLITS
+
+SAMPLE = "Artificial intelligence and machine learning"
+
+
+@dataclass
+class SplitResult:
+    """What one split became: its text's size and both encodings' token counts and id ranges."""
+
+    characters: int = 0
+    bytes: int = 0
+    bpe_tokens: int = 0
+    char_tokens: int = 0
+    bpe_ids: tuple = (None, None)  # (min, max) over the split; None when it is empty
+
+
+@dataclass
+class Prepared:
+    """The result of ``prepare``: the tokenizers, per-split figures, timings and the report."""
+
+    out: Path
+    tokenizer: object
+    char_tokenizer: object
+    splits: dict
+    train_characters: int
+    seconds: dict = field(default_factory=dict)
+    report: list = field(default_factory=list)
+
+
+def prepare(
+    out,
+    *,
+    files=None,
+    texts=None,
+    cleaning="none",
+    mode="char",
+    vocab_size=500,
+    max_chars=500_000,
+    workers=None,
+    pt_files=None,
+    block_chars=BLOCK_CHARS,
+    whole_split_chars=WHOLE_SPLIT_CHARS,
+    progress=None,
+    log=print,
+    **train_options,
+):
+    """Train on ``train``, encode every split with the BPE and the character tokenizer, write
+    ``out`` (the layout in the module docstring), print the report through ``log``.
+
+    - ``files``: ``{"train": path, "val": path, "test": path}`` (``val``/``test`` optional), read
+      as UTF-8, block by block when large; or ``texts``: the same with strings.
+    - ``cleaning``: ``"none"`` (faithful, default), ``"clean"`` or ``"clean-no-headings"``.
+    - ``mode``, ``vocab_size``, ``max_chars`` (None: all of train) and ``train_options``
+      (``min_frequency``, ``pattern``, ``normalization``, ``special_tokens``, ``byte_fallback``,
+      ``verbose``) go to ``bytepair.train``; the base alphabet always comes from all splits.
+    - ``workers``: encoding threads (default: every core); ``pt_files``: write ``*_ids.pt``
+      (default: when torch is installed).
+    - ``block_chars``: the largest block encoded at once; ``whole_split_chars``: splits up to
+      this size are read into memory once. Larger ones are streamed from their files; without
+      a pattern, training then treats each block as a document (no merge is learned across a
+      block boundary), and with a normalization but no pattern their ids near a cut may
+      differ from encoding whole. Everything else is exact (``blocks.py``).
+
+    Returns a ``Prepared``. Raises ``DatasetError`` for missing or unreadable splits,
+    ``bytepair.errors.TrainingError`` for impossible training settings, and ``PrepareError``
+    if an encoded split fails its own check.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    sources = split_sources(files, texts, cleaning)
+    options = dict(train_options, mode=mode, vocab_size=vocab_size)
+    options.setdefault("progress", progress)
+    workers = workers or os.cpu_count() or 1
+    pt_files = importlib.util.find_spec("torch") is not None if pt_files is None else pt_files
+    timer, lines = Timer(), Report(log)
+
+    with timer("read"):
+        resident = read_resident(sources, whole_split_chars)
+        alphabet = base_alphabet(sources, resident, options.get("normalization"), block_chars)
+    for name, source in sources.items():
+        size = f"{len(resident[name]):,} characters" if name in resident else "streamed"
+        lines(f"{name:<5} {size:>22}  {source.describe()}")
+    lines(f"base alphabet: {len(alphabet)} characters, from all splits")
+    with timer("train"):
+        tokenizer, train_characters = _train(sources["train"], resident.get("train"), alphabet, max_chars, block_chars, options)
+    shown = {k: v for k, v in options.items() if k not in ("verbose", "progress") and v not in (None, False)}
+    lines(f"trained on {train_characters:,} characters of train: " + ", ".join(f"{k}={v!r}" for k, v in shown.items()))
+    lines(f"vocabulary {tokenizer.vocab_size} tokens ({len(tokenizer.merges)} merges) in {timer.seconds['train']:.2f}s; fingerprint {tokenizer.fingerprint}")
+    char_tokenizer = Tokenizer(mode="char", base_tokens=alphabet, normalization=options.get("normalization"))
+
+    tokenizers = {"bpe": tokenizer, "char": char_tokenizer}
+    context = dict(cleaning=cleaning, sources={n: s.describe() for n, s in sources.items()}, train_characters=train_characters)
+    splits = _encode_and_write(Path(out), sources, resident, tokenizers, context, workers, pt_files, block_chars, options["progress"], timer)
+    result = Prepared(Path(out), tokenizer, char_tokenizer, splits, train_characters, timer.seconds)
+    _report(lines, result, workers, pt_files)
+    result.report = lines.lines
+    return result
+
+
+def _train(source, resident_text, alphabet, max_chars, block_chars, options):
+    """The BPE tokenizer, trained on the first ``max_chars`` characters of train only."""
+    from bytepair.train import train
+
+    training_input, counted = _training_input(source, resident_text, max_chars, options.get("pattern"), block_chars)
+    tokenizer = train(training_input, base_tokens=alphabet if options["mode"] == "char" else None, **options)
+    return tokenizer, counted()
+
+
+def _encode_and_write(out, sources, resident, tokenizers, context, workers, pt_files, block_chars, progress, timer):
+    """Encode every split with both tokenizers, check them, and write the layout.
+
+    Every file is staged beside its target and renamed only once all are complete; the old
+    ``meta.json`` files go first and the new ones last, so a folder with a ``meta.json`` is
+    always complete.
+    """
+    folders = {"bpe": out / "encoded_bpe", "char": out / "encoded_char"}
+    with StagedFiles() as staged:
+        tokenizers["bpe"].save(staged.new(out / "tokenizer.json"))
+        tokenizers["char"].save(staged.new(folders["char"] / "tokenizer.json"))
+        plans = {
+            (kind, name): (tok, staged.new(folders[kind] / f"{name}.bin"), _blocks_for(source, resident, tok, block_chars, workers))
+            for kind, tok in tokenizers.items()
+            for name, source in sources.items()
+        }
+        torch_import = _import_in_background("torch") if pt_files else None
+        with timer("encode"):
+            total = len(tokenizers) * sum(_size(s, resident) for s in sources.values())
+            counts = encode_all(plans, workers=workers, progress=progress, total=total)
+        splits = _split_results(sources, counts)
+        _check_ranges(counts, tokenizers)
+        with timer("write"):
+            if pt_files:
+                torch_import.join()
+                for name in sources:
+                    _write_pt(plans[("bpe", name)][1], staged.new(folders["bpe"] / f"{name}_ids.pt"), tokenizers["bpe"].array_dtype)
+            for kind, relative in (("bpe", "../tokenizer.json"), ("char", "tokenizer.json")):
+                meta = _meta(kind, tokenizers[kind], relative, {n: counts[(kind, n)] for n in sources}, context)
+                staged.new(folders[kind] / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            staged.commit(remove_first=[folder / "meta.json" for folder in folders.values()])
+    return splits
+
+
+# -- sources and what is read into memory ---------------------------------------------------
+
+
+def split_sources(files, texts, cleaning):
+    """``{"train": SplitSource, ...}`` in split order, from ``files=`` or ``texts=``, checked."""
+    if (files is None) == (texts is None):
+        raise DatasetError("give the splits either as files= or as texts=, not both")
+    if cleaning not in CLEANINGS and cleaning is not None:
+        raise DatasetError(f"unknown cleaning {cleaning!r}; use one of {', '.join(CLEANINGS)}")
+    given = files if files is not None else texts
+    unknown = sorted(set(given) - set(SPLITS))
+    if unknown:
+        raise DatasetError(f"unknown split name(s) {unknown!r}; the splits are called {', '.join(SPLITS)}")
+    if "train" not in given or given["train"] is None:
+        raise DatasetError("there is no 'train' split; the tokenizer is trained on it, so give one")
+    sources = {}
+    for name in SPLITS:
+        if given.get(name) is None:
+            continue
+        if files is not None:
+            sources[name] = SplitSource(name, given[name], cleaning=cleaning)
+        else:
+            sources[name] = SplitSource(name, text=given[name], cleaning=cleaning)
+    return sources
+
+
+def read_resident(sources, whole_split_chars):
+    """The cleaned text of every split small enough to hold in memory (read once, used thrice)."""
+    return {name: s.text() for name, s in sources.items() if s.size_bound() <= whole_split_chars}
+
+
+def _size(source, resident):
+    return len(resident[source.name]) if source.name in resident else source.size_bound()
+
+
+def base_alphabet(sources, resident, normalization, block_chars):
+    """Every character of every split (after normalization), sorted: the base alphabet."""
+    characters = set()
+    for name, source in sources.items():
+        blocks = [resident[name]] if name in resident else source.blocks(block_chars, cut=newline_cut)
+        for block in blocks:
+            characters.update(normalized(block, normalization))
+    return sorted(characters)
+
+
+def _training_input(source, resident_text, max_chars, pattern, block_chars):
+    """The text ``bytepair.train`` sees, and a function that says how many characters it had.
+
+    One string when it fits in memory. Otherwise blocks of the split: with a pattern they are
+    cut where pieces end (exactly the same merges); without one, each block (cut after a
+    newline) is a separate document, so no merge is learned across a block boundary.
+    """
+    if max_chars is not None:
+        text = resident_text[:max_chars] if resident_text is not None else source.prefix(max_chars)
+        return text, lambda: len(text)
+    if resident_text is not None:
+        return resident_text, lambda: len(resident_text)
+    seen = [0]
+
+    def counted_blocks():
+        for block in source.blocks(block_chars, cut=newline_cut if pattern is None else safe_cut):
+            seen[0] += len(block)
+            yield block
+
+    return counted_blocks(), lambda: seen[0]
+
+
+def _blocks_for(source, resident, tokenizer, block_chars, workers):
+    """The blocks one tokenizer encodes a split in, cut where its ids stay exact
+    (``blocks.cut_for``). Where no cut is exact (no pattern, but a normalization) a split in
+    memory is encoded whole, and a larger one is cut after newlines (ids near a cut may differ).
+    """
+    in_memory = source.name in resident
+    text_source = SplitSource(source.name, text=resident[source.name]) if in_memory else source
+    cut = cut_for(tokenizer)
+    if cut is None and in_memory:
+        return iter([resident[source.name]])
+    return text_source.blocks(fitting_block(block_chars, _size(source, resident), workers), cut=cut or newline_cut)
+
+
+# -- checks, files, report ------------------------------------------------------------------
+
+
+def _split_results(sources, counts):
+    splits = {}
+    for name in sources:
+        bpe, char = counts[("bpe", name)], counts[("char", name)]
+        if (bpe.characters, bpe.bytes) != (char.characters, char.bytes):
+            raise PrepareError(f"split {name!r}: the BPE and character encodings cover different text; this is a bug in bytepair")
+        splits[name] = SplitResult(bpe.characters, bpe.bytes, bpe.tokens, char.tokens, (bpe.min_id, bpe.max_id))
+    return splits
+
+
+def _check_ranges(counts, tokenizers):
+    """Seed 000's check: every id of every split in [0, vocab_size)."""
+    for (kind, name), total in counts.items():
+        size = tokenizers[kind].vocab_size
+        if total.tokens and not (0 <= total.min_id and total.max_id < size):
+            raise PrepareError(
+                f"split {name!r} ({kind}) has ids from {total.min_id} to {total.max_id}, outside "
+                f"[0, {size}); this is a bug in bytepair, please report it"
+            )
+        if kind == "char" and total.tokens != total.characters:
+            raise PrepareError(f"split {name!r}: {total.tokens} character ids for {total.characters} characters")
+
+
+def _import_in_background(module):
+    """Start importing ``module`` on a thread (torch takes seconds; encoding leaves the GIL free)."""
+    thread = threading.Thread(target=_try_import, args=(module,), daemon=True)
+    thread.start()
+    return thread
+
+
+def _try_import(module):
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        pass  # imported again where it is needed, which raises there
+
+
+def _write_pt(bin_path, pt_path, dtype):
+    """The split as a ``torch.long`` tensor, seed 000's ``{split}_ids.pt``."""
+    import torch
+
+    ids = np.fromfile(bin_path, dtype=dtype)
+    torch.save(torch.from_numpy(ids.astype(np.int64)), pt_path)
+
+
+def _meta(kind, tokenizer, relative, counts, context):
+    from bytepair import __version__
+
+    return {
+        "tokenizer": relative,
+        "fingerprint": tokenizer.fingerprint,
+        "vocab_size": tokenizer.vocab_size,
+        "dtype": tokenizer.array_dtype,
+        "splits": {
+            name: {"tokens": c.tokens, "characters": c.characters, "bytes": c.bytes, "file": f"{name}.bin"}
+            for name, c in counts.items()
+        },
+        "encoding": kind,
+        "mode": tokenizer.mode,
+        "pattern": tokenizer.pattern_name or tokenizer.pattern,
+        "normalization": tokenizer.normalization,
+        **context,
+        "bytepair_version": __version__,
+    }
+
+
+class Timer:
+    """Seconds per named phase: ``with timer("train"): ...``."""
+
+    def __init__(self):
+        self.seconds = {}
+
+    @contextmanager
+    def __call__(self, phase):
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - started
+
+
+class Report:
+    """Lines printed as they come (through ``log``) and kept for the caller."""
+
+    def __init__(self, log):
+        self.log = log
+        self.lines = []
+
+    def __call__(self, line=""):
+        self.lines.append(line)
+        if self.log is not None:
+            self.log(line)
+
+
+def _report(lines, result, workers, pt_files):
+    from bytepair.errors import UnknownCharactersError
+    from bytepair.report import learned_tokens_report, sample_report, split_report
+
+    tokenizer, seconds = result.tokenizer, result.seconds
+    lines(f"encoded {len(result.splits)} splits with both tokenizers in {seconds['encode']:.2f}s on {workers} threads; every round trip ok")
+    for name, split in result.splits.items():
+        lines(split_report(name, split.characters, split.bpe_tokens))
+    for name, split in result.splits.items():
+        low, high = split.bpe_ids
+        lines(f"{name:<5} ids: {split.bpe_tokens:,} tokens, min={low}, max={high}, all < vocab_size {tokenizer.vocab_size}")
+    train = result.splits["train"]
+    lines(f"character token count: {train.characters:,}")
+    lines(f"BPE token count:       {train.bpe_tokens:,}")
+    if train.bpe_tokens:
+        lines(f"compression factor:    {train.characters / train.bpe_tokens:.2f}x")
+        lines(f"token-count reduction: {100 * (1 - train.bpe_tokens / train.characters):.2f}%")
+    for line in learned_tokens_report(tokenizer):
+        lines(line)
+    try:
+        for line in sample_report(tokenizer, SAMPLE):
+            lines(line)
+    except UnknownCharactersError as error:
+        lines(f"sample {SAMPLE!r} not shown: {error}")
+    extras = ", *_ids.pt" if pt_files else ""
+    lines(f"wrote {result.out / 'tokenizer.json'}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}), {result.out / 'encoded_char'}")
+    total = sum(seconds.values())
+    lines("time: " + ", ".join(f"{phase} {value:.2f}s" for phase, value in seconds.items()) + f", total {total:.2f}s")

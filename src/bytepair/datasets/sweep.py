@@ -1,0 +1,257 @@
+"""``bytepair sweep``: seed 000's exercises 1, 3 and 5 over several vocabulary sizes.
+
+For each vocabulary size (default 300, 500, 1,000, 2,000, 8,000) it trains on the same prefix
+of train (alphabet from all splits) and measures: training time, the train split's length in
+tokens, compression (characters per token), the longest learned tokens, the embedding table's
+size (vocab x dim), how many characters the first ``context`` tokens of validation cover, and
+how rare words split. A first row is the character tokenizer (same alphabet, no merges) as
+the baseline. Output: a table, a JSON file, and a PNG of compression and embedding size
+against vocabulary size (matplotlib, imported only to draw it).
+
+It reads every split into memory (it is an analysis of a corpus you can train a small GPT
+on; ``bytepair prepare`` is the command that streams large ones). It writes no token files.
+
+Example:
+    >>> from bytepair.datasets import find_split_files                                   # doctest: +SKIP
+    >>> result = sweep(files=find_split_files("data/wikitext-2"), vocab_sizes=[300, 500])  # doctest: +SKIP
+    >>> [row.vocab_size for row in result.rows]                                          # doctest: +SKIP
+    [283, 300, 500]
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import io
+import json
+import os
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from .errors import DatasetError, MissingDependencyError
+
+DEFAULT_VOCAB_SIZES = (300, 500, 1_000, 2_000, 8_000)
+RARE_WORDS = ("electromagnetism", "neurocomputational", "uncharacteristically")
+
+
+@dataclass
+class SweepRow:
+    """One tokenizer of the sweep; ``requested`` is None for the character baseline."""
+
+    requested: int | None
+    vocab_size: int
+    merges: int
+    train_seconds: float
+    encode_seconds: float
+    train_tokens: int
+    train_characters: int
+    compression: float
+    embedding_parameters: int
+    context_characters: int | None
+    longest: list
+    words: dict
+
+
+@dataclass
+class SweepResult:
+    rows: list
+    config: dict
+
+    def to_json(self):
+        return json.dumps({"config": self.config, "rows": [asdict(r) for r in self.rows]}, indent=2, ensure_ascii=False)
+
+
+def sweep(
+    *,
+    files=None,
+    texts=None,
+    vocab_sizes=DEFAULT_VOCAB_SIZES,
+    dim=128,
+    context=128,
+    words=RARE_WORDS,
+    cleaning="none",
+    mode="char",
+    max_chars=500_000,
+    longest=5,
+    workers=None,
+    log=None,
+    **train_options,
+):
+    """Train one tokenizer per size in ``vocab_sizes`` and measure each; returns a ``SweepResult``.
+
+    ``files``/``texts``, ``cleaning``, ``mode``, ``max_chars``, ``workers`` and
+    ``train_options`` mean what they mean for ``prepare``. ``log`` (e.g. ``print``) gets one
+    line per finished size.
+    """
+    from bytepair.tokenizer import Tokenizer
+
+    from .prepare import base_alphabet, read_resident, split_sources
+
+    sizes = _check_sizes(vocab_sizes, dim, context)
+    workers = workers or os.cpu_count() or 1
+    sources = split_sources(files, texts, cleaning)
+    splits = read_resident(sources, float("inf"))
+    alphabet = base_alphabet(sources, splits, train_options.get("normalization"), 0)
+    train_text = splits["train"] if max_chars is None else splits["train"][:max_chars]
+    probe = splits.get("val", splits.get("test"))
+    char_tokenizer = Tokenizer(mode="char", base_tokens=alphabet, normalization=train_options.get("normalization"))
+    measure = functools.partial(_measure, train_text=splits["train"], probe=probe, dim=dim, context=context, words=words, longest=longest, workers=workers)
+    rows = [measure(char_tokenizer, None, 0.0)]
+    for size in sizes:
+        started = time.perf_counter()
+        tokenizer = _train(train_text, mode, size, alphabet, train_options)
+        row = measure(tokenizer, size, time.perf_counter() - started)
+        rows.append(row)
+        if log is not None:
+            log(f"vocab {size}: trained in {row.train_seconds:.2f}s, {row.train_tokens:,} train tokens")
+    config = {
+        "mode": mode,
+        "max_chars": max_chars,
+        "train_characters": len(train_text),
+        "dim": dim,
+        "context": context,
+        "cleaning": cleaning,
+        "sources": {name: s.describe() for name, s in sources.items()},
+        "context_split": "val" if "val" in splits else "test" if "test" in splits else None,
+        "workers": workers,
+        **{k: v for k, v in train_options.items() if k not in ("verbose", "progress")},
+    }
+    return SweepResult(rows, config)
+
+
+def _check_sizes(vocab_sizes, dim, context):
+    sizes = sorted(set(vocab_sizes))
+    if not sizes or any(not isinstance(s, int) or s < 1 for s in sizes):
+        raise DatasetError(f"vocab_sizes must be positive integers, not {list(vocab_sizes)!r}")
+    for name, value in (("dim", dim), ("context", context)):
+        if not isinstance(value, int) or value < 1:
+            raise DatasetError(f"{name} must be a positive integer, not {value!r}")
+    return sizes
+
+
+def _train(text, mode, size, alphabet, train_options):
+    from bytepair.train import train
+
+    options = dict(train_options)
+    options.setdefault("progress", False)
+    return train(text, mode=mode, vocab_size=size, base_tokens=alphabet if mode == "char" else None, **options)
+
+
+def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, context, words, longest, workers):
+    from bytepair.cli import longest_tokens
+    from bytepair.errors import UnknownCharactersError
+
+    from .blocks import BLOCK_CHARS
+    from .encode import encode_text
+
+    started = time.perf_counter()
+    train_ids = encode_text(tokenizer, train_text, workers=workers, block_chars=BLOCK_CHARS)
+    covered = None
+    if probe is not None:
+        window = encode_text(tokenizer, probe, workers=workers, block_chars=BLOCK_CHARS)[:context]
+        covered = sum(1 for byte in tokenizer.decode_bytes(window) if byte & 0xC0 != 0x80)
+    encode_seconds = time.perf_counter() - started
+    pieces = {}
+    for word in words:
+        try:
+            pieces[word] = tokenizer.encode_tokens(word)
+        except UnknownCharactersError:
+            pieces[word] = None
+    return SweepRow(
+        requested=requested,
+        vocab_size=tokenizer.vocab_size,
+        merges=len(tokenizer.merges),
+        train_seconds=round(train_seconds, 4),
+        encode_seconds=round(encode_seconds, 4),
+        train_tokens=len(train_ids),
+        train_characters=len(train_text),
+        compression=round(len(train_text) / len(train_ids), 4) if len(train_ids) else 0.0,
+        embedding_parameters=tokenizer.vocab_size * dim,
+        context_characters=covered,
+        longest=[[token_id, token] for token_id, token in longest_tokens(tokenizer, longest)] if tokenizer.merges else [],
+        words=pieces,
+    )
+
+
+# -- output ---------------------------------------------------------------------------------
+
+
+def table(result):
+    """The sweep as printable lines: one row per tokenizer, then how each rare word splits."""
+    dim, context = result.config["dim"], result.config["context"]
+    header = (
+        f"{'vocab':>7} {'merges':>6} {'train s':>8} {'train tokens':>13} {'compression':>11} "
+        f"{f'embedding x{dim}':>15} {f'chars in {context} val tokens':>22}  longest tokens"
+    )
+    lines = [header]
+    for row in result.rows:
+        name = f"{row.vocab_size}" + ("*" if row.requested is None else "")
+        covered = "-" if row.context_characters is None else f"{row.context_characters:,}"
+        longest = ", ".join(repr(token) for _, token in row.longest) or "(characters)"
+        lines.append(
+            f"{name:>7} {row.merges:>6} {row.train_seconds:>8.2f} {row.train_tokens:>13,} "
+            f"{row.compression:>10.2f}x {row.embedding_parameters:>15,} {covered:>22}  {longest}"
+        )
+    lines.append("* the character tokenizer: the same alphabet, no merges")
+    for word in result.rows[0].words:
+        lines.append(f"{word!r}:")
+        for row in result.rows:
+            pieces = row.words[word]
+            shown = "(characters outside the alphabet)" if pieces is None else f"{len(pieces):>2} tokens {pieces!r}"
+            lines.append(f"  {row.vocab_size:>6}  {shown}")
+    return lines
+
+
+def check_plotting():
+    """Raise ``MissingDependencyError`` now, before any work, if matplotlib is not installed."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise MissingDependencyError(
+            "the sweep plot needs matplotlib, which is not installed: pip install 'bytepair[plot]' "
+            "(or pass --no-plot for the table and JSON only)"
+        )
+
+
+def plot_png(result):
+    """Compression and embedding size against vocabulary size, as PNG bytes.
+
+    Uses matplotlib's object API with the Agg canvas, so no global backend is changed.
+    """
+    check_plotting()
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import NullFormatter
+
+    sizes = [row.vocab_size for row in result.rows]
+    figure = Figure(figsize=(10, 4), dpi=100)
+    FigureCanvasAgg(figure)
+    left, right = figure.subplots(1, 2)
+    left.plot(sizes, [row.compression for row in result.rows], marker="o")
+    left.set(xscale="log", xlabel="vocabulary size", ylabel="characters per token (train)", title="compression")
+    right.plot(sizes, [row.embedding_parameters for row in result.rows], marker="o", color="tab:orange")
+    right.set(xscale="log", yscale="log", xlabel="vocabulary size", ylabel=f"parameters (vocab x {result.config['dim']})", title="embedding table")
+    for axes in (left, right):
+        axes.grid(True, which="both", alpha=0.3)
+        # label the sizes measured, not log-scale minor ticks (they overlap)
+        axes.xaxis.set_minor_formatter(NullFormatter())
+        axes.set_xticks(sizes[1:], labels=[f"{size:,}" for size in sizes[1:]], rotation=45)
+    left.annotate("characters", (sizes[0], result.rows[0].compression), textcoords="offset points", xytext=(6, -4), fontsize=8)
+    figure.tight_layout()
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def write_outputs(result, folder, *, plot=True):
+    """Write ``sweep.json`` (and ``sweep.png``) atomically into ``folder``; returns the paths."""
+    from bytepair.artifact import write_text_atomic
+
+    from .files import write_bytes_atomic
+
+    folder = Path(folder)
+    paths = {"json": folder / "sweep.json"}
+    write_text_atomic(paths["json"], result.to_json() + "\n")
+    if plot:
+        png = plot_png(result)
+        paths["png"] = write_bytes_atomic(folder / "sweep.png", lambda file: file.write(png))
+    return paths
