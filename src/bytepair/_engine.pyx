@@ -10,8 +10,10 @@ so that each can be read on its own:
 - ``_scan.pxi``   pre-tokenizer scanner for the named patterns (gpt2, cl100k, o200k, llama3)
 - ``_encode.pxi`` rank-based merging of pieces, the piece cache, batch encoding on threads
 - ``_train.pxi``  incremental pair counting with a priority queue over unique chunks
+- ``_count.pxi``  counting the unique pieces of a training text, on threads
 """
 
 include "_scan.pxi"
 include "_encode.pxi"
 include "_train.pxi"
+include "_count.pxi"

@@ -13,17 +13,22 @@ Example:
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import Counter
 
 from . import _engine
 from .errors import TrainingError
 from .normalize import check_normalization, normalize
+from .patterns import safe_cut
+from .patterns import split as regex_split
 from .special import strip_special
 from .tokenizer import Tokenizer, _resolve
 
-# Inputs longer than this are counted block by block, so memory follows the unique pieces.
+# Long texts are counted in blocks of about this many characters, one thread per block, and
+# this many characters of blocks at a time, so memory follows the unique pieces.
 BLOCK_CHARS = 1 << 20
+BATCH_CHARS = 1 << 26
 
 
 def train(
@@ -71,8 +76,7 @@ def train(
     documents = (normalize(d, normalization) for d in documents)
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
-    splitter = _splitter(pattern_name, pattern_regex)
-    chunks, counts, seen_chars = _count_chunks(documents, splitter, mode)
+    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, mode)
     if not chunks:
         raise TrainingError("the training text is empty; give at least two characters of text")
 
@@ -159,28 +163,18 @@ def _as_texts(base_text):
     return [base_text] if isinstance(base_text, str) else list(base_text)
 
 
-def _splitter(pattern_name, pattern_regex):
-    """A function from text to its pieces: the engine's scanner, the regex module, or none."""
-    if pattern_regex is None:
-        return None
-    from .tokenizer import SCANNED_PATTERNS
-
-    if pattern_name in SCANNED_PATTERNS:
-        return Tokenizer(mode="byte", pattern=pattern_name).split
-    from functools import partial
-
-    from .patterns import split
-
-    return partial(split, pattern=pattern_regex)
-
-
-def _count_chunks(documents, splitter, mode):
+def _count_chunks(documents, pattern_name, pattern_regex, mode):
     """Unique pieces in order of first appearance, with their counts and the characters seen.
 
-    Without a pattern each document is one chunk (seed 000 trains on one sequence).
+    Without a pattern each document is one chunk (seed 000 trains on one sequence). Named
+    patterns are counted by the engine on all cores, block by block; a custom regex by the
+    ``regex`` module.
     """
+    from .tokenizer import SCANNED_PATTERNS
+
     counts = Counter()  # keeps first-appearance order, and counts in C
     seen_chars = set()
+    batch, batch_chars = [], 0
     for document in documents:
         if not isinstance(document, str):
             raise TrainingError(f"training documents must be str, not {type(document).__name__}")
@@ -188,26 +182,61 @@ def _count_chunks(documents, splitter, mode):
             continue
         if mode == "char":
             seen_chars.update(document)
-        counts.update([document] if splitter is None else _split_blocks(document, splitter))
+        if pattern_regex is None:
+            counts[document] += 1
+        elif pattern_name in SCANNED_PATTERNS:
+            for block in _cut_blocks(document):
+                batch.append(block)
+                batch_chars += len(block)
+            if batch_chars >= BATCH_CHARS:
+                _count_batch(counts, batch, pattern_name)
+                batch, batch_chars = [], 0
+        else:
+            counts.update(_regex_pieces(document, pattern_regex))
+    if batch:
+        _count_batch(counts, batch, pattern_name)
     return list(counts), list(counts.values()), seen_chars
 
 
-def _split_blocks(document, splitter):
-    """Pieces of a long document, block by block.
+def _count_batch(counts, blocks, pattern_name):
+    pieces, piece_counts = _engine.count_pieces(blocks, pattern_name, num_threads=os.cpu_count() or 1)
+    if not counts:
+        counts.update(dict(zip(pieces, piece_counts)))
+        return
+    for piece, count in zip(pieces, piece_counts):
+        counts[piece] += count
+
+
+def _cut_blocks(text):
+    """``text`` in blocks of about ``BLOCK_CHARS``, cut only where no named pattern's piece
+    crosses (``patterns.safe_cut``), so counting blocks apart counts the same pieces.
+    """
+    start = 0
+    while len(text) - start > BLOCK_CHARS:
+        cut = safe_cut(text[start : start + BLOCK_CHARS])
+        if cut == 0:
+            break  # no safe cut near the end of this block: count the rest whole
+        yield text[start : start + cut]
+        start += cut
+    yield text[start:]
+
+
+def _regex_pieces(document, pattern_regex):
+    """Pieces of a long document under a custom regex, block by block.
 
     subtle: a block boundary can fall inside a piece, so the last piece of each block is
     carried over and split again with the next block; pieces before it never look past it.
     """
     if len(document) <= BLOCK_CHARS:
-        return splitter(document)
+        return regex_split(document, pattern_regex)
     pieces = []
     carry = ""
     for start in range(0, len(document), BLOCK_CHARS):
-        block_pieces = splitter(carry + document[start : start + BLOCK_CHARS])
+        block_pieces = regex_split(carry + document[start : start + BLOCK_CHARS], pattern_regex)
         carry = block_pieces.pop() if block_pieces else ""
         pieces.extend(block_pieces)
     if carry:
-        pieces.extend(splitter(carry))
+        pieces.extend(regex_split(carry, pattern_regex))
     return pieces
 
 

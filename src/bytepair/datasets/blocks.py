@@ -32,6 +32,7 @@ import unicodedata
 from pathlib import Path
 
 from .errors import DatasetError
+from ..patterns import CUT_SEARCH, safe_cut
 from .wikitext import clean_text
 
 # Splits up to this many characters are read into memory once; larger ones are streamed from
@@ -45,15 +46,6 @@ WHOLE_SPLIT_CHARS = 1 << 28
 BLOCK_CHARS = 1 << 18
 # How much of a file is read at a time.
 READ_CHARS = 1 << 20
-# How far back from a block's end the cut functions look for a cut.
-CUT_SEARCH = 1 << 16
-
-# What the ``regex`` module's ``\s`` matches (Unicode White_Space): str.isspace() also accepts
-# U+001C..U+001F, which the patterns treat as punctuation.
-WHITESPACE = frozenset(
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008"
-    "\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
 
 
 def fitting_block(block_chars, size, workers):
@@ -173,56 +165,6 @@ def read_file_blocks(path, read_chars):
         raise DatasetError(f"split file {str(path)!r} does not exist") from None
     if tail:
         yield tail
-
-
-def safe_cut(text):
-    """The last position at which ``text`` can be cut without changing its pre-tokenization
-    pieces under any named pattern (gpt2, cl100k, o200k, llama3), or 0 if none is known.
-
-    Only positions near a newline in the last ``CUT_SEARCH`` characters are used:
-
-    (a) just before a whitespace run that holds a newline and starts with a character other
-        than ``\\r``/``\\n``, after a non-whitespace character (``"end ." | " \\n Next"``);
-    (b) just after a lone ``"\\n"`` between a non-whitespace character and a letter or digit
-        that NFKC keeps a letter or digit (``"end.\\n" | "Next"``).
-
-    Why these are safe: no named pattern looks behind, so the text after the cut is split the
-    same way; the piece before the cut ends at the non-whitespace character (or its newline)
-    in both cases, because no alternative can take a space after a non-space character, and
-    the only ones that take newlines after one (``[\\r\\n]*``) take the same newlines either
-    way and never a letter or digit. Normalization (NFC, NFKC) never joins characters across
-    such a cut either. A custom regex that looks behind is not covered.
-
-    Example:
-        >>> text = "first line . \\n second line"
-        >>> text[: safe_cut(text)]
-        'first line .'
-    """
-    position = len(text)
-    lowest = max(0, len(text) - CUT_SEARCH)  # bounded, so a text without cuts costs O(n)
-    while True:
-        newline = text.rfind("\n", lowest, position)
-        if newline <= 0:
-            return 0
-        position = newline
-        start = newline
-        while start > 0 and text[start - 1] in WHITESPACE:
-            start -= 1
-        end = newline + 1
-        while end < len(text) and text[end] in WHITESPACE:
-            end += 1
-        if start == 0:
-            continue  # nothing before the run
-        if text[start] not in "\r\n":
-            return start
-        # (b) needs the character after the newline, so not at the very end
-        if start == newline and end == newline + 1 < len(text) and _starts_word(text[end]):
-            return end
-
-
-def _starts_word(character):
-    """A letter or digit that stays one after NFKC (U+2474 "⑴" becomes "(1)", U+037A a space)."""
-    return character.isalnum() and unicodedata.normalize("NFKC", character)[:1].isalnum()
 
 
 def cut_for(tokenizer):
