@@ -20,13 +20,13 @@ from .train import train
 __version__ = "0.1.0"
 
 
-def load(name, *, path=None, cache_dir=None):
+def load(name, *, path=None, cache_dir=None, base_url=None):
     """Load a published vocabulary by name ("gpt2", "cl100k_base", "o200k_base", "llama3", ...)
-    from a local file or folder, or download it once into a cache when online.
+    from a local file or folder, or download it once into a cache (sha256-checked) when online.
     """
     from .formats import load as _load
 
-    return _load(name, path=path, cache_dir=cache_dir)
+    return _load(name, path=path, cache_dir=cache_dir, base_url=base_url)
 
 
 __all__ = ["BytepairError", "Tokenizer", "load", "train", "__version__"]

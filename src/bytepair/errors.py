@@ -72,3 +72,58 @@ class ChatTemplateError(BytepairError, ValueError):
 
 class UsageError(BytepairError, ValueError):
     """A command-line argument that makes no sense."""
+
+
+class MissingDependencyError(BytepairError, ImportError):
+    """An optional dependency (PyTorch, matplotlib) is not installed; the message says what to install."""
+
+
+class DatasetError(BytepairError, ValueError):
+    """A corpus folder or split file that cannot be used (missing split, not UTF-8, empty)."""
+
+
+class DownloadError(BytepairError, OSError):
+    """A download that failed (offline, HTTP error, a file without the expected content)."""
+
+
+class ChecksumError(DownloadError):
+    """A downloaded file whose SHA-256 is not the expected one; nothing is kept in the cache."""
+
+
+class PrepareError(BytepairError, ValueError):
+    """An encoded split that fails its own check (an id out of range, a failed round trip)."""
+
+
+class GPTSettingError(BytepairError, ValueError):
+    """A model, training or sampling setting is out of range (e.g. ``num_heads=3`` for 128 dims)."""
+
+
+class PreparedDataError(BytepairError, ValueError):
+    """A prepared-data folder (``meta.json`` + ``.bin`` streams) is missing, corrupt or inconsistent."""
+
+
+class CheckpointError(BytepairError, ValueError):
+    """A checkpoint file is missing, unreadable, or does not match what it is used with."""
+
+
+class FingerprintMismatchError(CheckpointError):
+    """A checkpoint was trained with a different tokenizer than the one given to load it with.
+
+    Example:
+        >>> error = FingerprintMismatchError("model.pt", saved="ab" * 32, given="cd" * 32)
+        >>> "ab" * 32 in str(error) and "cd" * 32 in str(error)
+        True
+
+    NOTE: two tokenizers with the same vocabulary size still map ids to different text, so the
+    sizes matching is no reason to accept the pair; only equal fingerprints are.
+    """
+
+    def __init__(self, path, *, saved: str, given: str):
+        self.path = str(path)
+        self.saved = saved
+        self.given = given
+        super().__init__(
+            f"checkpoint {self.path!r} was trained with the tokenizer whose fingerprint is "
+            f"{saved!r}, but the tokenizer given has fingerprint {given!r}; use the tokenizer the "
+            "checkpoint was trained with, or train a new model for this tokenizer"
+        )

@@ -63,6 +63,7 @@ class Tokenizer:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
         self.mode = mode
+        self.name = None  # the published name of a loaded vocabulary ("cl100k_base", ...)
         self.normalization = check_normalization(normalization)
         self.pattern_name, self.pattern = _resolve(pattern)
         self.rule = "replay"
@@ -388,6 +389,18 @@ class Tokenizer:
         from .artifact import load
 
         return load(path)
+
+    def to_tiktoken(self, path):
+        """Write the vocabulary as a tiktoken rank file; see ``bytepair.formats.to_tiktoken``."""
+        from .formats import to_tiktoken
+
+        return to_tiktoken(self, path)
+
+    def to_huggingface(self, path):
+        """Write an HF ``tokenizer.json``; see ``bytepair.formats.to_huggingface``."""
+        from .formats import to_huggingface
+
+        return to_huggingface(self, path)
 
     def apply_chat_template(self, messages, **options):
         """Format chat messages with a chat template (see ``bytepair.chat``)."""

@@ -1,0 +1,821 @@
+"""Side-by-side benchmarks: bytepair against rustbpe, HF tokenizers, sentencepiece, tiktoken and
+its own reference, on the same corpus, vocabulary size and pattern, in one run.
+
+    pip install ".[bench]"
+    python bench/run.py --quick                  # small slices, about a minute
+    python bench/run.py                          # every section, full corpora
+    python bench/run.py --only encode --corpus wikitext-valid stdlib-code
+    python bench/run.py --only train --vocab 32768 --json results.json
+
+Sections (``--only``): ``train``, ``encode``, ``pathological``, ``seed``, ``scaling``; corpora
+are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
+
+How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
+process; each measurement then runs in a forked child (so no library's threads, caches or
+memory outlive it), which times one call with ``time.perf_counter`` and reports its CPU time and
+peak memory: the growth of the child's resident-set high-water mark (``VmHWM``, reset through
+``/proc/self/clear_refs`` just before the call, so it counts what the call allocates and not
+what the child inherited; where that file is missing, ``ru_maxrss`` minus the resident set at
+the start). A child that runs past its time limit is killed and shown as ``> limit``. Ratios
+are peer time / bytepair time from the same run (above 1: bytepair is faster); absolute times
+move with the machine's load, ratios much less.
+
+Threads: "1 call" is one call on the whole text on one thread; "batch ×N" is the batch API over
+the corpus's documents on N threads (HF tokenizers gets ``RAYON_NUM_THREADS`` and
+``TOKENIZERS_PARALLELISM`` in the child before its first parallel call). Training runs every
+library on its default threads (rustbpe and HF count in parallel on all cores).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import hashlib
+import json
+import multiprocessing
+import os
+import platform
+import resource
+import sys
+import time
+from array import array
+from dataclasses import dataclass, field
+
+import corpora
+from bytepair import bench as peers_lib
+from bytepair.bench import format_table
+
+SECTIONS = ("train", "encode", "pathological", "seed", "scaling")
+CORES = os.cpu_count() or 1
+MB = corpora.MB
+
+# The full run: sized to finish in under 15 minutes on a quiet 2-core machine.
+FULL = dict(
+    train_corpora=["wikitext-train"],
+    encode_corpora=["wikitext-valid", "stdlib-code", "english-docs", "udhr"],
+    trained_encode_corpora=["wikitext-valid", "stdlib-code"],  # bytepair's own vocabulary
+    vocab=[512, 8192, 32768],
+    slice_bytes=None,
+    reference_bytes=256_000,
+    pathological_sizes=[1, 2, 4],
+    scaling_sizes=[1, 10, 100],
+    timeout=300,
+    pathological_timeout=60,
+)
+# --quick: the same code paths on small slices, about a minute.
+QUICK = dict(
+    train_corpora=["wikitext-train"],
+    encode_corpora=["wikitext-valid", "stdlib-code"],
+    trained_encode_corpora=["wikitext-valid", "stdlib-code"],
+    vocab=[512, 2048],
+    slice_bytes=300_000,
+    reference_bytes=60_000,
+    pathological_sizes=[0.25, 0.5, 1],
+    scaling_sizes=[0.1, 0.3, 1],
+    timeout=60,
+    pathological_timeout=20,
+)
+# On every machine: what train and encode use when the data folder is missing.
+FALLBACK_CORPUS = "stdlib-code"
+# The reference rescans every chunk for every merge; past this vocabulary it takes minutes.
+REFERENCE_MAX_VOCAB = 1024
+# Seed 000's own program on the same pipeline, measured separately (see RESULTS.md); the
+# harness never runs it. None until the figure is recorded.
+SEED_PROGRAM_SECONDS = None
+
+
+# -- measuring in a forked child ----------------------------------------------------------------
+
+
+@dataclass
+class Row:
+    """One measurement, as printed and as written to JSON (fields starting with _ stay here)."""
+
+    section: str
+    library: str
+    corpus: str
+    vocab: object
+    mode: str
+    nbytes: int
+    versus: str | None = "bytepair"  # the row whose time and output this one is compared with
+    series: list = field(default_factory=list)  # rows of a series show how time grows
+    status: str = "ok"
+    seconds: float | None = None
+    cpu_seconds: float | None = None
+    peak_mb: float | None = None
+    tokens: int | None = None
+    facts: dict = field(default_factory=dict)
+
+    def key(self):
+        return (self.section, self.corpus, str(self.vocab), self.mode)
+
+    def public(self):
+        data = {k: v for k, v in self.__dict__.items() if k != "facts"}
+        data.update({k: v for k, v in self.facts.items() if not k.startswith("_")})
+        return data
+
+
+def _memory_kb(field_name):
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field_name + ":"):
+                return int(line.split()[1])
+    raise OSError(f"/proc/self/status has no {field_name}")
+
+
+def _start_peak_window():
+    """(baseline kB, method): reset the high-water mark where Linux allows it, so the peak
+    counts only what the call allocates; elsewhere fall back to ``ru_maxrss`` growth."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+        return _memory_kb("VmRSS"), "VmHWM"
+    except OSError:
+        return _ru_maxrss_kb(), "ru_maxrss"
+
+
+def _ru_maxrss_kb():
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak // 1024 if sys.platform == "darwin" else peak  # macOS reports bytes
+
+
+def _peak_kb(method):
+    return _memory_kb("VmHWM") if method == "VmHWM" else _ru_maxrss_kb()
+
+
+def _child(work, summarize, env, pipe):
+    try:
+        os.environ.update(env)
+        before_kb, method = _start_peak_window()
+        cpu_before = os.times()
+        started = time.perf_counter()
+        result = work()
+        seconds = time.perf_counter() - started
+        cpu_after = os.times()
+        peak_mb = max(0, _peak_kb(method) - before_kb) / 1024
+        facts = summarize(result) if summarize else {}
+        cpu = (cpu_after.user - cpu_before.user) + (cpu_after.system - cpu_before.system)
+        pipe.send({"seconds": seconds, "cpu_seconds": cpu, "peak_mb": peak_mb, "memory_method": method, **facts})
+    except BaseException as error:  # the parent reports it; a child must never raise past here
+        pipe.send({"error": f"{type(error).__name__}: {error}"[:300]})
+    finally:
+        pipe.close()
+
+
+def run_in_child(work, summarize=None, *, timeout, env=None):
+    """Run ``work()`` in a forked child; {"seconds", "cpu_seconds", "peak_mb", ...facts} or
+    {"error": ...} or {"timeout": limit}."""
+    context = multiprocessing.get_context("fork")
+    reader, writer = context.Pipe(duplex=False)
+    child = context.Process(target=_child, args=(work, summarize, env or {}, writer), daemon=True)
+    child.start()
+    writer.close()
+    try:
+        if reader.poll(timeout):
+            outcome = reader.recv()
+        else:
+            outcome = {"timeout": timeout}
+    except EOFError:
+        outcome = None
+    if child.is_alive():
+        child.kill()
+    child.join()
+    if outcome is None:
+        outcome = {"error": f"the child died with exit code {child.exitcode} (out of memory?)"}
+    return outcome
+
+
+class Bench:
+    """Runs measurements, remembers them (a measurement asked for twice runs once) and prints."""
+
+    def __init__(self, args, plan):
+        self.args = args
+        self.plan = plan
+        self.rows = []
+        self.families = None  # the encoders, built once (see _families)
+        self._memo = {}
+
+    def measure(self, section, library, corpus, vocab, mode, nbytes, work, summarize=None, *,
+                versus="bytepair", threads=None, timeout=None, series=None, hidden=False):
+        """Run one measurement in a child (or reuse the same one from earlier in this run) and
+        record it as a row of ``section``; ``hidden`` rows only feed other measurements."""
+        memo_key = (library, corpus, str(vocab), mode)
+        done = self._memo.get(memo_key)
+        if done is None:
+            done = self._run(library, corpus, vocab, mode, nbytes, work, summarize, threads, timeout or self.plan["timeout"], section)
+            self._memo[memo_key] = done
+        for row in self.rows:  # the same measurement in two series of one section: one row
+            if (row.section, row.library, row.key()) == (section, library, (section, corpus, str(vocab), mode)):
+                row.series += [series] if series else []
+                return row
+        row = Row(section, library, corpus, vocab, mode, nbytes, versus, [series] if series else [], done.status,
+                  done.seconds, done.cpu_seconds, done.peak_mb, done.tokens, done.facts)
+        if not hidden:
+            self.rows.append(row)
+        return row
+
+    def _run(self, library, corpus, vocab, mode, nbytes, work, summarize, threads, limit, section):
+        print(f"[{section}] {library} on {corpus}, vocab {vocab}, {mode} ...", file=sys.stderr, end=" ", flush=True)
+        outcome = run_in_child(work, summarize, timeout=limit, env=_thread_env(threads))
+        row = Row(section, library, corpus, vocab, mode, nbytes)
+        if "timeout" in outcome:
+            row.status = f"timeout > {limit:g} s"
+        elif "error" in outcome:
+            row.status = "error: " + outcome["error"]
+        else:
+            row.seconds = outcome.pop("seconds")
+            row.cpu_seconds = outcome.pop("cpu_seconds")
+            row.peak_mb = outcome.pop("peak_mb")
+            row.tokens = outcome.pop("tokens", None)
+            row.facts = outcome
+        print(row.status if row.status != "ok" else f"{row.seconds:.2f} s", file=sys.stderr, flush=True)
+        return row
+
+
+def _thread_env(threads):
+    if threads is None:
+        return {}
+    return {"RAYON_NUM_THREADS": str(threads), "TOKENIZERS_PARALLELISM": "true" if threads > 1 else "false"}
+
+
+def ids_digest(ids):
+    """A digest of an id sequence (a list, a numpy array, or a list of lists for a batch)."""
+    digest = hashlib.blake2b(digest_size=16)
+    if hasattr(ids, "dtype"):
+        digest.update(ids.astype("uint32").tobytes())
+    elif ids and isinstance(ids[0], list):
+        for part in ids:
+            digest.update(array("I", part).tobytes())
+    else:
+        digest.update(array("I", ids).tobytes())
+    return digest.hexdigest()
+
+
+def merges_digest(merges):
+    return hashlib.blake2b(repr([tuple(m) for m in merges]).encode(), digest_size=16).hexdigest()
+
+
+def _ids_facts(ids):
+    count = ids.size if hasattr(ids, "size") else sum(map(len, ids)) if ids and isinstance(ids[0], list) else len(ids)
+    return {"tokens": int(count), "_digest": ids_digest(ids)}
+
+
+# -- the sections -------------------------------------------------------------------------------
+
+
+def _corpus(bench, name):
+    """A corpus by name, cut to the plan's slice; None (and a note) when its data is missing."""
+    try:
+        corpus = corpora.corpus(name)
+    except corpora.CorpusUnavailable as error:
+        print(f"skipping corpus {name}: {error}", file=sys.stderr)
+        return None
+    if bench.plan["slice_bytes"]:
+        corpus = corpus.prefix(bench.plan["slice_bytes"])
+    return corpus
+
+
+def _trainers(pattern, peers):
+    """{library: function(documents, vocab) -> model} for every installed trainer."""
+    trainers = {"bytepair": lambda docs, v: peers_lib.train_bytepair(docs, v, pattern)}
+    if "rustbpe" in peers:
+        trainers["rustbpe"] = lambda docs, v: peers_lib.train_rustbpe(docs, v, pattern)
+    if "tokenizers" in peers:
+        trainers["tokenizers"] = lambda docs, v: peers_lib.train_hf(docs, v, pattern)
+    if "sentencepiece" in peers:
+        trainers["sentencepiece"] = lambda docs, v: peers_lib.train_sentencepiece(docs, v)
+    return trainers
+
+
+def _train_summary(library):
+    def summarize(model):
+        facts = {"vocab_reached": peers_lib.vocab_reached(model)}
+        if library == "bytepair":
+            facts["_merges"] = list(model.merges)
+            facts["merges_digest"] = merges_digest(model.merges)
+        if library in ("bytepair", "rustbpe", "tokenizers"):
+            facts["_learned"] = peers_lib.learned_bytes(model)
+        return facts
+
+    return summarize
+
+
+def train_one(bench, section, library, trainer, corpus, vocab, series=None, hidden=False):
+    documents = corpus.documents
+    return bench.measure(section, library, corpus.name, vocab, "train", corpus.nbytes,
+                         lambda: trainer(documents, vocab), _train_summary(library), series=series, hidden=hidden)
+
+
+def _reference_summary(merges):
+    return {"vocab_reached": 256 + len({left + right for left, right in merges}), "merges_digest": merges_digest(merges)}
+
+
+def reference_train(documents, vocab_size, pattern):
+    """bytepair.reference.train_bpe on the pieces of ``documents``, counted in order of first
+    appearance (what bytepair.train does, written plainly)."""
+    from bytepair import reference
+    from bytepair.patterns import split
+
+    chunks = {}
+    for document in documents:
+        for piece in split(document, pattern):
+            key = tuple(reference.BYTE_TOKENS[b] for b in piece.encode("utf-8"))
+            chunks[key] = chunks.get(key, 0) + 1
+    return reference.train_bpe(chunks, reference.BYTE_TOKENS, vocab_size, min_frequency=2)
+
+
+def _available(bench, names):
+    """The corpora among ``names`` that this machine has; the standard library's code (on
+    every machine) when it has none of them, so a clone without the data folder still runs."""
+    found = [c for c in (_corpus(bench, name) for name in names) if c is not None]
+    if not found and FALLBACK_CORPUS not in names:
+        print(f"using {FALLBACK_CORPUS} instead", file=sys.stderr)
+        found = [_corpus(bench, FALLBACK_CORPUS)]
+    return found
+
+
+def section_train(bench, peers):
+    pattern = bench.args.pattern
+    trainers = _trainers(pattern, peers)
+    for corpus in _available(bench, bench.args.corpus or bench.plan["train_corpora"]):
+        for vocab in bench.args.vocab or bench.plan["vocab"]:
+            for library, trainer in trainers.items():
+                train_one(bench, "train", library, trainer, corpus, vocab)
+            if vocab <= REFERENCE_MAX_VOCAB:
+                _train_reference(bench, corpus, vocab, pattern)
+
+
+def _train_reference(bench, corpus, vocab, pattern):
+    """The reference on a slice (it rescans every chunk per merge), with bytepair on the same
+    slice: the two must learn exactly the same merges."""
+    piece = corpus.prefix(bench.plan["reference_bytes"])
+    train_one(bench, "train", "bytepair", _trainers(pattern, {})["bytepair"], piece, vocab)
+    documents = piece.documents
+    bench.measure("train", "reference", piece.name, vocab, "train", piece.nbytes,
+                  lambda: reference_train(documents, vocab, pattern), _reference_summary,
+                  timeout=2 * bench.plan["timeout"])
+
+
+def trained_tokenizer(bench, corpus, vocab):
+    """A bytepair tokenizer trained on ``corpus`` (through a measurement, reused if the train
+    section ran it), rebuilt here from its merges."""
+    from bytepair import Tokenizer
+
+    row = train_one(bench, "setup", "bytepair", _trainers(bench.args.pattern, {})["bytepair"], corpus, vocab, hidden=True)
+    if row.status != "ok":
+        raise RuntimeError(f"training bytepair on {corpus.name} failed: {row.status}")
+    return Tokenizer(mode="byte", merges=row.facts["_merges"], pattern=bench.args.pattern)
+
+
+def _families(bench, peers):
+    """{vocabulary: {label: (library, encoder, label it must equal)}}, built once: each
+    published vocabulary (cl100k unless ``--published`` says more) from its file in every
+    library, and bytepair's own trained vocabulary in every library."""
+    if bench.families is not None:
+        return bench.families
+    families = {}
+    for name in bench.args.published:
+        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+        if not path.is_file():
+            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+            continue
+        print(f"building {name} in every library ...", file=sys.stderr, flush=True)
+        found = peers_lib.published_tokenizers(name, path)
+        families[name.replace("_base", "")] = {
+            lib: (lib, enc, None if lib == "bytepair" else "bytepair") for lib, enc in found.items()
+        }
+    train_corpus = _available(bench, ["wikitext-train"])[0]
+    vocab = max(bench.args.vocab or bench.plan["vocab"])
+    tokenizer = trained_tokenizer(bench, train_corpus, vocab)
+    families[f"trained-{vocab}"] = peers_lib.encoders_for(tokenizer, peers)
+    bench.families = families
+    return families
+
+
+def _pre_tokenize(bench, corpus, families):
+    """The pre-tokenizer alone, for each published vocabulary's pattern: bytepair's scanner
+    against the ``regex`` module and HF's Split; the pieces must be the same."""
+    for family in families:
+        if family.startswith("trained-"):
+            continue
+        pattern = "gpt2" if family == "r50k" else family
+        text = corpus.text
+        for label, split in peers_lib.splitters(pattern).items():
+            bench.measure("encode", label, corpus.name, pattern, "split", corpus.nbytes,
+                          lambda split=split: split(text), _ids_facts, versus="bytepair scanner", threads=1)
+
+
+def _first_published(families):
+    """(name, encoders) of the first published vocabulary (cl100k by default), or None."""
+    return next(((name, enc) for name, enc in families.items() if not name.startswith("trained-")), None)
+
+
+def _modes():
+    modes = [("1 call", 1), ("batch ×1", 1)]
+    if CORES > 1:
+        modes.append((f"batch ×{CORES}", CORES))
+    return modes
+
+
+def encode_measure(bench, section, family, label, entry, corpus_name, payload, nbytes, mode, threads,
+                   timeout=None, series=None):
+    """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
+    library, encoder, versus = entry
+    if mode == "1 call":
+        work = lambda: peers_lib.encode_one(library, encoder, payload)
+    else:
+        work = lambda: peers_lib.encode_many(library, encoder, payload, threads)
+    return bench.measure(section, label, corpus_name, family, mode, nbytes, work, _ids_facts,
+                         versus=versus, threads=threads, timeout=timeout, series=series)
+
+
+def section_encode(bench, peers):
+    """Every encoder of every vocabulary on each corpus, in one call and in batches.
+
+    HF tokenizers is left out of "1 call": on one multi-megabyte string it runs at a third of
+    its batch speed (measured: 37 s against 23 s on stdlib-code), which would only say that
+    its single-string API is not meant for whole corpora, and would take a third of the run.
+    """
+    families = _families(bench, peers)
+    for corpus in _available(bench, bench.args.corpus or bench.plan["encode_corpora"]):
+        base_name = corpus.name.split("[")[0]
+        for family, encoders in families.items():
+            if family != "cl100k" and not bench.args.corpus and base_name not in bench.plan["trained_encode_corpora"]:
+                continue
+            for mode, threads in _modes():
+                payload = corpus.text if mode == "1 call" else corpus.documents
+                for label, entry in encoders.items():
+                    if mode == "1 call" and entry[0] == "tokenizers":
+                        continue
+                    encode_measure(bench, "encode", family, label, entry, corpus.name, payload, corpus.nbytes, mode, threads)
+        _pre_tokenize(bench, corpus, families)
+
+
+def section_pathological(bench, peers):
+    """cl100k on a run of one character and on random Latin-1 text at growing sizes, and on
+    prose of the smallest size: time should grow linearly."""
+    family = _first_published(_families(bench, peers))
+    if family is None:
+        return
+    sizes = bench.plan["pathological_sizes"]
+    inputs = []
+    for size in sizes:
+        characters = int(size * MB)
+        inputs.append(("'x' run", f"'x' × {size:g}M", corpora.run_of_one_character(characters)))
+        inputs.append(("random latin-1", f"random latin-1 {size:g}M", corpora.random_latin1(characters)))
+    try:
+        inputs.append(("prose", f"prose {sizes[0]:g}M", corpora.prose(int(sizes[0] * MB))))
+    except corpora.CorpusUnavailable as error:
+        print(f"skipping prose: {error}", file=sys.stderr)
+    for series, name, text in inputs:
+        nbytes = len(text.encode("utf-8"))
+        for label, entry in family[1].items():
+            encode_measure(bench, "pathological", family[0], label, entry, name, text, nbytes, "1 call", 1,
+                           timeout=bench.plan["pathological_timeout"], series=series)
+
+
+def seed_pipeline(train_text, splits):
+    """Seed 000's job: char mode, vocab 500, first 500,000 training characters, base alphabet
+    from all splits; then encode every split. Returns what the check needs and sub-timings."""
+    import bytepair
+
+    started = time.perf_counter()
+    tokenizer = bytepair.train(train_text, mode="char", vocab_size=500, max_chars=500_000,
+                               base_text=list(splits.values()), progress=False)
+    trained = time.perf_counter()
+    arrays = {name: tokenizer.encode_to_array(text) for name, text in splits.items()}
+    encoded = time.perf_counter()
+    return tokenizer, arrays, trained - started, encoded - trained
+
+
+def section_seed(bench, peers):
+    splits = {}
+    for name in ("train", "valid", "test"):
+        try:
+            splits[name] = corpora.read_data_text(f"wikitext-2/{name}.txt")
+        except corpora.CorpusUnavailable as error:
+            print(f"skipping the seed pipeline: {error}", file=sys.stderr)
+            return
+
+    def summarize(result):
+        tokenizer, arrays, train_seconds, encode_seconds = result
+        round_trip = all(tokenizer.decode(arrays[n]) == splits[n] for n in splits)
+        return {"tokens": int(sum(a.size for a in arrays.values())), "train_seconds": train_seconds,
+                "encode_seconds": encode_seconds, "vocab_reached": tokenizer.vocab_size,
+                "round_trip": round_trip, "seed_program_seconds": bench.args.seed_seconds}
+
+    nbytes = sum(len(t.encode("utf-8")) for t in splits.values())
+    bench.measure("seed", "bytepair", "wikitext-2 (all splits)", 500, "char pipeline", nbytes,
+                  lambda: seed_pipeline(splits["train"], splits), summarize, versus=None)
+
+
+def section_scaling(bench, peers):
+    """Training time against corpus size (at the largest vocabulary) and against vocabulary
+    size (on the middle size), and encoding time against corpus size, on the mix."""
+    trainers = {k: v for k, v in _trainers(bench.args.pattern, peers).items() if k in ("bytepair", "rustbpe", "tokenizers")}
+    try:
+        mix = corpora.corpus("mix-100mb")
+    except corpora.CorpusUnavailable as error:
+        print(f"skipping scaling: {error}", file=sys.stderr)
+        return
+    sizes = [mix.prefix(int(size * MB), name=f"mix[:{size:g}MB]") for size in bench.plan["scaling_sizes"]]
+    vocabs = sorted(bench.args.vocab or bench.plan["vocab"])
+    for corpus in sizes:
+        for library, trainer in trainers.items():
+            train_one(bench, "scaling", library, trainer, corpus, vocabs[-1], series="size")
+    middle = sizes[len(sizes) // 2]
+    for vocab in vocabs:
+        for library, trainer in trainers.items():
+            train_one(bench, "scaling", library, trainer, middle, vocab, series="vocab")
+    family = _first_published(_families(bench, peers))
+    if family is not None:
+        chosen = {k: v for k, v in family[1].items() if k in ("bytepair", "tiktoken")}
+        for corpus in sizes:
+            text = corpus.text
+            for label, entry in chosen.items():
+                encode_measure(bench, "scaling", family[0], label, entry, corpus.name, text, corpus.nbytes, "1 call", 1, series="size")
+
+
+# -- printing -----------------------------------------------------------------------------------
+
+
+def _twin(bench, row):
+    """The row this one is compared with: same section, corpus, vocabulary and mode."""
+    if not row.versus:
+        return None
+    for other in bench.rows:
+        if other.library == row.versus and other.key() == row.key() and other is not row:
+            return other
+    return None
+
+
+def _ratio_text(row, twin):
+    if twin is None or not twin.seconds:
+        return "-"
+    if row.status.startswith("timeout"):
+        limit = float(row.status.split(">")[1].split()[0])
+        return f"> {limit / twin.seconds:.1f}×"
+    return f"{row.seconds / twin.seconds:.2f}×" if row.seconds else "-"
+
+
+def _same_text(row, twin):
+    """✓ when this row's output (ids or merges) equals its twin's."""
+    if twin is None or row.status != "ok" or twin.status != "ok":
+        return ""
+    mine = row.facts.get("_digest") or row.facts.get("merges_digest")
+    theirs = twin.facts.get("_digest") or twin.facts.get("merges_digest")
+    if mine is None or theirs is None:
+        return ""
+    return "✓" if mine == theirs else f"✗ ({row.tokens or '-'} vs {twin.tokens or '-'} tokens)" if row.tokens else "✗"
+
+
+def _shared_text(row, twin):
+    """How many of bytepair's learned tokens this trainer learned too."""
+    if twin is None or "_learned" not in row.facts or "_learned" not in twin.facts:
+        return "-"
+    return f"{len(row.facts['_learned'] & twin.facts['_learned']) / len(twin.facts['_learned']):.1%}"
+
+
+def _cells(bench, row):
+    twin = _twin(bench, row)
+    seconds = f"{row.seconds:.2f}" if row.seconds is not None else row.status
+    rate = f"{row.nbytes / MB / row.seconds:.2f}" if row.seconds else "-"
+    peak = f"{row.peak_mb:,.0f}" if row.peak_mb is not None else "-"
+    size = f"{row.nbytes / MB:.2f}"
+    checks = [_same_text(row, twin), _ratio_text(row, twin)]
+    if row.mode == "train":
+        reached = str(row.facts.get("vocab_reached", "-"))
+        return [row.library, row.corpus, str(row.vocab), size, seconds, rate, peak, reached, _shared_text(row, twin), *checks]
+    tokens_rate = f"{row.tokens / row.seconds:,.0f}" if row.seconds and row.tokens else "-"
+    return [row.library, row.corpus, str(row.vocab), row.mode, size, seconds, rate, tokens_rate, peak, *checks]
+
+
+TRAIN_HEADER = ["library", "corpus", "vocab", "MB", "seconds", "MB/s", "peak MB", "vocab reached",
+                "tokens shared", "same merges", "peer/ours"]
+ENCODE_HEADER = ["library", "corpus", "vocabulary", "mode", "MB", "seconds", "MB/s", "tokens/s", "peak MB",
+                 "same ids", "peer/ours"]
+
+
+def print_section(bench, section):
+    rows = [r for r in bench.rows if r.section == section]
+    if not rows:
+        return
+    print(f"\n== {section} ==")
+    if section == "seed":
+        _print_seed(bench, rows)
+        return
+    for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
+        chosen = [r for r in rows if (r.mode == "train") == (kind == "train")]
+        if chosen:
+            for line in format_table(header, [_cells(bench, r) for r in chosen]):
+                print(line)
+            print()
+    for line in growth_lines(rows):
+        print(line)
+
+
+def _print_seed(bench, rows):
+    for row in rows:
+        if row.status != "ok":
+            print(f"bytepair: {row.status}")
+            continue
+        facts = row.facts
+        print(f"bytepair, seed 000's pipeline on WikiText-2: train {facts['train_seconds']:.2f} s + encode all splits "
+              f"({row.nbytes / MB:.1f} MB) {facts['encode_seconds']:.2f} s = {row.seconds:.2f} s; vocab "
+              f"{facts['vocab_reached']}, {row.tokens:,} tokens, round trip {'ok' if facts['round_trip'] else 'FAILED'}, "
+              f"peak {row.peak_mb:,.0f} MB")
+        if bench.args.seed_seconds:
+            print(f"seed 000's own program (measured separately): {bench.args.seed_seconds:,.0f} s, "
+                  f"{bench.args.seed_seconds / row.seconds:,.0f}× bytepair's time")
+        else:
+            print("seed 000's own program: not given (pass --seed-seconds to compare)")
+
+
+def growth_lines(rows):
+    """How time grows: per library and series, the first and last points and time per unit."""
+    series = {}
+    for row in rows:
+        for name in row.series if row.seconds else ():
+            x = row.nbytes if name != "vocab" else int(row.vocab)
+            fixed = str(row.vocab) if name != "vocab" else row.corpus
+            series.setdefault((row.library, name, row.mode, fixed), []).append((x, row.seconds))
+    lines = []
+    for (library, name, mode, fixed), points in series.items():
+        points.sort()
+        if len(points) < 2 or points[0][0] == points[-1][0]:
+            continue
+        (x0, t0), (x1, t1) = points[0], points[-1]
+        if name == "vocab":
+            detail = ", ".join(f"{x:,}: {t:.2f} s" for x, t in points)
+            lines.append(f"  {library:<24} vocabulary ×{x1 / x0:.0f} -> time ×{t1 / t0:.2f}   on {fixed} ({detail})")
+        else:
+            detail = ", ".join(f"{x / MB:.2f} MB: {t / (x / MB):.3f} s/MB" for x, t in points)
+            lines.append(f"  {library:<24} {name:<15} {mode:<6} size ×{x1 / x0:.1f} -> time ×{t1 / t0:.1f}   ({detail})")
+    return ["how time grows (linear: time grows as much as size):", *lines] if lines else []
+
+
+def _find(bench, section, library, corpus_prefix, vocab, mode):
+    """The first measured row that matches (corpus by prefix, so slices match too)."""
+    for row in bench.rows:
+        same = (row.section, row.library, str(row.vocab), row.mode) == (section, library, str(vocab), mode)
+        if same and row.corpus.startswith(corpus_prefix) and row.seconds:
+            return row
+    return None
+
+
+def _met(condition):
+    return "met" if condition else "NOT met"
+
+
+def _training_targets(bench):
+    lines = []
+    for section, corpus in (("train", "wikitext-train"), ("scaling", "mix[:100MB]")):
+        ours, rust, hf = (_find(bench, section, lib, corpus, 32768, "train") for lib in ("bytepair", "rustbpe", "tokenizers"))
+        if ours and rust:
+            ratio = rust.seconds / ours.seconds
+            line = f"training ≥2× faster than rustbpe at vocab 32,768 on {corpus}: {ratio:.2f}× ({_met(ratio >= 2)})"
+            if hf and hf.peak_mb is not None and ours.peak_mb is not None:
+                line += f"; peak memory {ours.peak_mb:,.0f} MB vs HF's {hf.peak_mb:,.0f} MB ({_met(ours.peak_mb <= hf.peak_mb)})"
+            lines.append(line)
+    return lines
+
+
+def _encoding_targets(bench):
+    lines = []
+    many_threads = f"batch ×{CORES}"
+    for corpus in ("wikitext-valid", "stdlib-code"):
+        for mode in ("1 call", "batch ×1", many_threads):
+            ours = _find(bench, "encode", "bytepair", corpus, "cl100k", mode)
+            theirs = _find(bench, "encode", "tiktoken", corpus, "cl100k", mode)
+            if ours and theirs:
+                ratio = theirs.seconds / ours.seconds
+                lines.append(f"encoding ≥4× tiktoken, cl100k, {corpus}, {mode}: {ratio:.2f}× ({_met(ratio >= 4)})")
+        one = _find(bench, "encode", "bytepair", corpus, "cl100k", "batch ×1")
+        many = _find(bench, "encode", "bytepair", corpus, "cl100k", many_threads)
+        if CORES > 1 and one and many:
+            lines.append(f"bytepair on {CORES} threads against 1, cl100k, {corpus}: {one.seconds / many.seconds:.2f}× faster (~{CORES}× wanted)")
+    return lines
+
+
+def _linearity_targets(bench):
+    lines = []
+    for kind in ("'x' run", "random latin-1"):
+        rows = [r for r in bench.rows if r.section == "pathological" and r.library == "bytepair" and kind in r.series and r.seconds]
+        points = sorted((r.nbytes, r.seconds) for r in rows)
+        if len(points) >= 2:
+            size, grown = points[-1][0] / points[0][0], points[-1][1] / points[0][1]
+            # "linear" allows 1.5× the size's growth: noise, and caches that a bigger input overflows
+            lines.append(f"pathological input grows linearly, bytepair, {kind}: size ×{size:.1f} -> time ×{grown:.1f} ({_met(grown <= 1.5 * size)})")
+    return lines
+
+
+def targets(bench):
+    """The project's performance targets, each with this run's figure (absent when the run did
+    not measure it)."""
+    return _training_targets(bench) + _encoding_targets(bench) + _linearity_targets(bench)
+
+
+# -- the command line -------------------------------------------------------------------------
+
+
+def environment(peers):
+    """What the numbers were measured on."""
+    cpu = platform.processor() or "?"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    import bytepair
+
+    return {
+        "date": datetime.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "cpu": cpu,
+        "cores": CORES,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "bytepair": bytepair.__version__,
+        **peers,
+    }
+
+
+def warm_up(pattern, peers):
+    """Everything imported and the engine set up here, before any fork (see bytepair.bench)."""
+    from bytepair import patterns, reference  # noqa: F401  (imported once, for every child)
+
+    peers_lib.warm_up(sorted({pattern, "cl100k", "gpt2", "o200k"}), peers)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS), metavar="SECTION",
+                        help=f"sections to run (default: all): {', '.join(SECTIONS)}")
+    parser.add_argument("--corpus", nargs="+", choices=corpora.NAMES, default=None, metavar="NAME",
+                        help=f"corpora for train and encode (default: per section); one of {', '.join(corpora.NAMES)}")
+    parser.add_argument("--vocab", nargs="+", type=int, default=None, help="vocabulary sizes (default 512 8192 32768; --quick 512 2048)")
+    parser.add_argument("--published", nargs="+", choices=("r50k_base", "cl100k_base", "o200k_base"),
+                        default=["cl100k_base"], metavar="NAME",
+                        help="published vocabularies to encode with (default: cl100k_base; also r50k_base, o200k_base)")
+    parser.add_argument("--pattern", choices=("cl100k", "gpt2"), default="cl100k", help="pre-tokenization for training (default: cl100k)")
+    parser.add_argument("--quick", action="store_true", help="small slices of each corpus; about a minute")
+    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
+                        help="also write every measurement as JSON to PATH ('-': to stdout, instead of the tables)")
+    parser.add_argument("--seed-seconds", type=float, default=SEED_PROGRAM_SECONDS,
+                        help="seed 000's own time on its pipeline in seconds, measured separately, to compare with")
+    parser.add_argument("--scaling-sizes", nargs="+", type=float, default=None, metavar="MB",
+                        help="corpus sizes for the scaling section (default 1 10 100; --quick 0.1 0.3 1)")
+    parser.add_argument("--timeout", type=float, default=None, help="seconds before a measurement is stopped (default 300; --quick 60)")
+    return parser.parse_args(argv)
+
+
+def write_json(path, data):
+    text = json.dumps(data, indent=1, ensure_ascii=False, default=str)
+    if path == "-":
+        print(text)
+        return
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    temporary = f"{path}.tmp{os.getpid()}"
+    with open(temporary, "w", encoding="utf-8") as file:
+        file.write(text)
+    os.replace(temporary, path)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    plan = dict(QUICK if args.quick else FULL)
+    if args.scaling_sizes:
+        plan["scaling_sizes"] = sorted(args.scaling_sizes)
+    if args.timeout:
+        plan["timeout"] = plan["pathological_timeout"] = args.timeout
+    peers = peers_lib.installed_peers()
+    env = environment(peers)
+    tables = args.json != "-"
+    if tables:
+        print("bytepair benchmarks: " + ", ".join(f"{k} {v}" for k, v in env.items()))
+        print("ratio = peer time / bytepair time in this run (above 1: bytepair is faster); peak MB = growth of the")
+        print("child's resident-set high-water mark during the call; tie-breaking differs between trainers, so merges differ")
+    bench = Bench(args, plan)
+    warm_up(args.pattern, peers)
+    started = time.perf_counter()
+    for section in SECTIONS:
+        if section in args.only:
+            globals()[f"section_{section}"](bench, peers)
+            if tables:
+                print_section(bench, section)
+                sys.stdout.flush()
+    goals = targets(bench)
+    if tables and goals:
+        print("\n== targets ==")
+        for line in goals:
+            print(line)
+    print(f"total {time.perf_counter() - started:.0f} s", file=sys.stderr)
+    if args.json:
+        used = sorted({r.corpus for r in bench.rows})
+        hashes = {name: corpora.corpus(name).sha256 for name in corpora._cache if name != "mix"}
+        write_json(args.json, {"environment": env, "plan": plan, "corpora_sha256": hashes, "corpora_used": used,
+                               "results": [r.public() for r in bench.rows], "targets": goals})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

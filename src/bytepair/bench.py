@@ -1,0 +1,511 @@
+"""``bytepair bench``: a short side-by-side run against whichever peer libraries are installed,
+and the adapters that put every library on the same corpus, vocabulary size and pattern.
+
+The adapters (shared with the full harness in ``bench/run.py``):
+
+- training: ``train_bytepair``, ``train_rustbpe``, ``train_hf``, ``train_sentencepiece``, each
+  on a list of documents, byte-level, with the same pre-tokenization pattern (sentencepiece has
+  no pattern: it splits on whitespace only);
+- encoding: ``tiktoken_encoding`` and ``hf_tokenizer`` build tiktoken's and HF tokenizers'
+  tokenizer from one vocabulary; a published vocabulary such as cl100k_base loads into
+  bytepair (``bytepair.load``), tiktoken and HF from one ``.tiktoken`` file
+  (``published_tokenizers``); ``splitters`` run pre-tokenization alone, to time the scanner.
+
+The command trains byte-level tokenizers on the training split of the demo corpus (the
+standard library's docstrings, ``bytepair.demo.stdlib_corpus``), then encodes its held-out
+splits with bytepair, tiktoken and HF built from bytepair's merges, checks that the ids are the
+same, and prints times as ratios (peer time / bytepair time).
+
+It does not isolate measurements or report memory, and times are in-process wall clock (best
+of ``--repeat``); ``bench/run.py`` forks one child per measurement for that. The peers are
+imported only when used; none of them is a dependency of bytepair.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import importlib.util
+import os
+import time
+
+PEERS = ("tiktoken", "tokenizers", "rustbpe", "sentencepiece")
+
+
+def installed_peers():
+    """{name: version} of the peer libraries that can be imported here.
+
+    Example:
+        >>> sorted(installed_peers())  # doctest: +SKIP
+        ['rustbpe', 'sentencepiece', 'tiktoken', 'tokenizers']
+    """
+    found = {}
+    for name in PEERS:
+        if importlib.util.find_spec(name) is not None:
+            try:
+                found[name] = importlib.metadata.version(name)
+            except importlib.metadata.PackageNotFoundError:
+                found[name] = "?"
+    return found
+
+
+def pattern_regex(pattern):
+    """The regex string of a pattern name ("cl100k", "gpt2", ...) or of a custom regex."""
+    from .patterns import resolve_pattern
+
+    return resolve_pattern(pattern)[1]
+
+
+def line_blocks(text, max_chars=1 << 16):
+    """``text`` cut into documents of whole lines, each at most ``max_chars`` characters
+    (a longer line stays whole), so every library gets the same list of strings.
+
+    Example:
+        >>> line_blocks("ab\\ncd\\nef\\n", max_chars=6)
+        ['ab\\ncd\\n', 'ef\\n']
+    """
+    blocks, current, size = [], [], 0
+    for line in text.splitlines(keepends=True):
+        if current and size + len(line) > max_chars:
+            blocks.append("".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line)
+    if current:
+        blocks.append("".join(current))
+    return blocks
+
+
+# -- training ---------------------------------------------------------------------------------
+
+
+def train_bytepair(documents, vocab_size, pattern, min_frequency=2):
+    """bytepair's byte-level trainer on a list of documents; returns the ``Tokenizer``."""
+    from .train import train
+
+    return train(
+        documents, mode="byte", vocab_size=vocab_size, pattern=pattern,
+        min_frequency=min_frequency, progress=False,
+    )
+
+
+def train_rustbpe(documents, vocab_size, pattern):
+    """rustbpe's trainer (GPT-4 style, parallel counting); returns the ``rustbpe.Tokenizer``.
+
+    NOTE: rustbpe has no minimum frequency; it merges until ``vocab_size`` or no pair is left.
+    """
+    import rustbpe
+
+    tokenizer = rustbpe.Tokenizer()
+    tokenizer.train_from_iterator(iter(documents), vocab_size, pattern=pattern_regex(pattern))
+    return tokenizer
+
+
+def onig_regex(regex):
+    """``regex`` rewritten so that HF tokenizers' engine (Oniguruma, Ruby syntax) splits text
+    as tiktoken and bytepair do.
+
+    Example:
+        >>> onig_regex("a{1,3}+|b")
+        'a{1,3}|b'
+
+    NOTE: Oniguruma reads ``{1,3}+`` as "one or more runs of 1 to 3" (a whole run of digits
+    in one piece), not as a possessive ``{1,3}``; found when HF's cl100k ids differed from
+    tiktoken's on four-digit numbers. Alone at the end of its alternative, the possessive and the greedy ``{1,3}``
+    match the same text, so the ``+`` is dropped.
+    """
+    return regex.replace("{1,3}+", "{1,3}")
+
+
+def hf_pre_tokenizer(pattern):
+    """HF's equivalent of a bytepair pattern: split with the regex, then map bytes to GPT-2's
+    byte-level alphabet (no prefix space, no second regex)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(onig_regex(pattern_regex(pattern))), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+
+
+def train_hf(documents, vocab_size, pattern, min_frequency=2):
+    """HF tokenizers' ``BpeTrainer`` with a byte-level alphabet; returns the ``Tokenizer``."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = hf_pre_tokenizer(pattern)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        show_progress=False,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        special_tokens=[],
+    )
+    tokenizer.train_from_iterator(documents, trainer=trainer)
+    return tokenizer
+
+
+def train_sentencepiece(documents, vocab_size):
+    """sentencepiece's BPE trainer with byte fallback, fed one line at a time; returns the
+    ``SentencePieceProcessor``.
+
+    NOTE: sentencepiece has no pre-tokenization regex (it splits on whitespace and marks word
+    starts with U+2581), counts 3 control tokens and 256 byte tokens in ``vocab_size``, and
+    skips lines longer than 4,192 bytes (its ``max_sentence_length``).
+    """
+    import io
+
+    import sentencepiece
+
+    model = io.BytesIO()
+    lines = (line for document in documents for line in document.splitlines() if line.strip())
+    sentencepiece.SentencePieceTrainer.train(
+        sentence_iterator=lines,
+        model_writer=model,
+        model_type="bpe",
+        vocab_size=vocab_size,
+        byte_fallback=True,
+        hard_vocab_limit=False,
+        num_threads=os.cpu_count() or 1,
+        minloglevel=2,
+    )
+    return sentencepiece.SentencePieceProcessor(model_proto=model.getvalue())
+
+
+def learned_bytes(model):
+    """The byte values of a trained byte-level model's vocabulary (bytepair, rustbpe or HF),
+    to compare what two trainers learned."""
+    if hasattr(model, "token_bytes"):  # bytepair
+        return {model.token_bytes(i) for i in range(model.vocab_size)}
+    if hasattr(model, "get_mergeable_ranks"):  # rustbpe
+        return {value for value, _ in model.get_mergeable_ranks()}
+    if hasattr(model, "get_vocab"):  # HF tokenizers, byte-level alphabet
+        decode = {c: b for b, c in BYTE_TO_UNICODE.items()}
+        return {bytes(decode[c] for c in token) for token in model.get_vocab()}
+    raise TypeError(f"no byte vocabulary for a {type(model).__name__}")
+
+
+def vocab_reached(model):
+    """How many tokens a trained model of any of the libraries has."""
+    for name in ("vocab_size", "get_vocab_size", "get_piece_size"):
+        value = getattr(model, name, None)
+        if value is not None:
+            return value() if callable(value) else value
+    raise TypeError(f"no vocabulary size for a {type(model).__name__}")
+
+
+# -- one vocabulary in every library ----------------------------------------------------------
+
+
+def _byte_to_unicode():
+    """GPT-2's reversible map from bytes to printable characters (HF's ByteLevel alphabet)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    mapping = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in mapping:
+            mapping[b] = chr(256 + extra)
+            extra += 1
+    return mapping
+
+
+BYTE_TO_UNICODE = _byte_to_unicode()
+
+
+def _hf_string(value):
+    return "".join(BYTE_TO_UNICODE[b] for b in value)
+
+
+def token_ranks(tokenizer):
+    """{token bytes: id} of a byte-level bytepair tokenizer's learned tokens (no specials)."""
+    special = set(tokenizer.special_tokens.values())
+    return {tokenizer.token_bytes(i): i for i in range(tokenizer.vocab_size) if i not in special}
+
+
+def tiktoken_encoding(ranks, pattern, name="bytepair", special_tokens=None):
+    """A ``tiktoken.Encoding`` over ``ranks`` ({token bytes: rank}) with the same pattern."""
+    import tiktoken
+
+    return tiktoken.Encoding(
+        name, pat_str=pattern_regex(pattern), mergeable_ranks=ranks, special_tokens=dict(special_tokens or {})
+    )
+
+
+def all_splits(ranks):
+    """Every split of every token into two tokens, ordered by the rank of the whole token.
+
+    This is tiktoken's rule written as merges: merging the adjacent pair whose concatenation
+    has the lowest rank is lowest-merge-first over this list.
+
+    Example:
+        >>> all_splits({b"a": 0, b"b": 1, b"ab": 2, b"aab": 3, b"aa": 4})
+        [(b'a', b'b'), (b'a', b'ab'), (b'aa', b'b'), (b'a', b'a')]
+    """
+    splits = []
+    for token, _ in sorted(ranks.items(), key=lambda item: item[1]):
+        pairs = [(token[:i], token[i:]) for i in range(1, len(token)) if token[:i] in ranks and token[i:] in ranks]
+        splits.extend(sorted(pairs, key=lambda pair: (ranks[pair[0]], ranks[pair[1]])))
+    return splits
+
+
+def hf_tokenizer(ranks, merges, pattern, *, ignore_merges):
+    """An HF tokenizers ``Tokenizer`` over a byte-level vocabulary.
+
+    ``ranks``: {token bytes: id}; ``merges``: (left bytes, right bytes) in priority order.
+    ``ignore_merges=True`` looks a whole piece up first (tiktoken's rule, with ``all_splits``).
+    """
+    from tokenizers import Tokenizer, decoders, models
+
+    model = models.BPE(
+        vocab={_hf_string(value): i for value, i in ranks.items()},
+        merges=[(_hf_string(left), _hf_string(right)) for left, right in merges],
+        ignore_merges=ignore_merges,
+    )
+    tokenizer = Tokenizer(model)
+    tokenizer.pre_tokenizer = hf_pre_tokenizer(pattern)
+    tokenizer.decoder = decoders.ByteLevel()
+    return tokenizer
+
+
+def hf_from_bytepair(tokenizer):
+    """HF tokenizers over a trained bytepair tokenizer: same vocabulary, same merges in order
+    (lowest merge rank first, which is bytepair's replay rule)."""
+    return hf_tokenizer(token_ranks(tokenizer), tokenizer.merges, tokenizer.pattern, ignore_merges=False)
+
+
+def read_tiktoken_file(path):
+    """{token bytes: rank} from a ``.tiktoken`` file (base64 token, space, rank, per line)."""
+    from .formats.tiktoken_files import read_ranks
+
+    with open(path, "rb") as file:
+        return read_ranks(file.read(), str(path))
+
+
+def bytepair_from_ranks(ranks, pattern, special_tokens=None, name=None):
+    """A bytepair tokenizer that follows tiktoken's rule over ``ranks`` ({token bytes: id})."""
+    from .formats.tiktoken_files import tokenizer_from_ranks
+
+    return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=name)
+
+
+def published_tokenizers(name, path):
+    """A published tiktoken encoding ("r50k_base", "cl100k_base", "o200k_base") from one
+    ``.tiktoken`` file in every installed library: {library: tokenizer}, all with the
+    encoding's own pattern and special tokens."""
+    from . import load
+    from .formats.tiktoken_files import ENCODINGS
+
+    encoding = ENCODINGS[name]
+    ranks = read_tiktoken_file(path)
+    found = {"bytepair": load(name, path=path)}
+    peers = installed_peers()
+    if "tiktoken" in peers:
+        found["tiktoken"] = tiktoken_encoding(ranks, encoding.pattern, name, encoding.special_tokens)
+    if "tokenizers" in peers:
+        found["tokenizers"] = hf_tokenizer(ranks, all_splits(ranks), encoding.pattern, ignore_merges=True)
+    return found
+
+
+def splitters(pattern):
+    """{library: function(text) -> piece lengths in characters} for a named pattern: bytepair's
+    compiled scanner, the ``regex`` module (the oracle, ``bytepair.patterns.split``), and HF's
+    ``Split`` pre-tokenizer when installed."""
+    from .patterns import split
+    from .tokenizer import Tokenizer
+
+    scanner = Tokenizer(mode="byte", pattern=pattern)
+    found = {
+        "bytepair scanner": lambda text: [len(p) for p in scanner.split(text)],
+        "regex module": lambda text: [len(p) for p in split(text, pattern)],
+    }
+    if "tokenizers" in installed_peers():
+        from tokenizers import Regex, pre_tokenizers
+
+        hf_split = pre_tokenizers.Split(Regex(onig_regex(pattern_regex(pattern))), behavior="isolated")
+        found["tokenizers Split"] = lambda text: [end - start for _, (start, end) in hf_split.pre_tokenize_str(text)]
+    return found
+
+
+# -- encoding, one call per library -----------------------------------------------------------
+
+
+def encode_one(library, tokenizer, text):
+    """Ids of ``text`` in one call on one thread, through each library's fastest plain API."""
+    if library == "tokenizers":
+        return tokenizer.encode(text, add_special_tokens=False).ids
+    return tokenizer.encode_ordinary(text)
+
+
+def encode_many(library, tokenizer, texts, threads):
+    """Ids of each text, through each library's batch API on ``threads`` threads.
+
+    NOTE: HF tokenizers takes its thread count from the environment (``RAYON_NUM_THREADS``,
+    ``TOKENIZERS_PARALLELISM``) before its first parallel call; the caller sets it.
+    """
+    if library == "bytepair":
+        return tokenizer.encode_batch(texts, num_threads=threads)
+    if library == "tiktoken":
+        return tokenizer.encode_ordinary_batch(texts, num_threads=threads)
+    if library == "tokenizers":
+        fast = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
+        return [encoding.ids for encoding in fast(texts, add_special_tokens=False)]
+    raise ValueError(f"unknown library {library!r}")
+
+
+# -- the command ------------------------------------------------------------------------------
+
+
+def register(subparsers):
+    import argparse
+
+    parser = subparsers.add_parser(
+        "bench",
+        help="time bytepair against installed peers (tiktoken, HF tokenizers, rustbpe, sentencepiece) on the demo corpus",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument("--vocab-size", type=int, default=4096, help="tokens to reach when training")
+    parser.add_argument("--pattern", choices=("gpt2", "cl100k", "o200k", "llama3"), default="cl100k", help="pre-tokenization pattern")
+    parser.add_argument("--max-chars", type=int, default=1_000_000, help="characters of the training split to train on")
+    parser.add_argument("--repeat", type=int, default=3, help="encoding: best of this many runs, each with freshly built encoders")
+    parser.set_defaults(run=run)
+
+
+def warm_up(patterns, peers):
+    """Import every peer and build one small bytepair tokenizer per pattern, so that no timed
+    call pays for an import or for the engine's one-time set-up (the scanner's character
+    tables, about 0.2 s per process)."""
+    from .tokenizer import Tokenizer
+
+    for name in peers:
+        importlib.import_module(name)
+    for pattern in patterns:
+        Tokenizer(mode="byte", pattern=pattern).encode_ordinary("warm up")
+
+
+def _timed(function, repeat=1):
+    """(best wall-clock seconds, result of the last call)."""
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        result = function()
+        best = min(best, time.perf_counter() - started)
+    return best, result
+
+
+def format_table(header, rows):
+    """Lines of a plain, right-aligned text table (first column left-aligned).
+
+    Example:
+        >>> format_table(["a", "bb"], [["x", "1"]])
+        ['a  bb', 'x   1']
+    """
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(row[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def ratio(peer_seconds, our_seconds):
+    """Peer time / bytepair time as text: above 1 means bytepair is faster."""
+    return f"{peer_seconds / our_seconds:.2f}×" if our_seconds > 0 else "-"
+
+
+def _train_rows(documents, args, peers):
+    trainers = {"bytepair": lambda: train_bytepair(documents, args.vocab_size, args.pattern)}
+    if "rustbpe" in peers:
+        trainers["rustbpe"] = lambda: train_rustbpe(documents, args.vocab_size, args.pattern)
+    if "tokenizers" in peers:
+        trainers["tokenizers"] = lambda: train_hf(documents, args.vocab_size, args.pattern)
+    if "sentencepiece" in peers:
+        trainers["sentencepiece"] = lambda: train_sentencepiece(documents, args.vocab_size)
+    megabytes = sum(len(d.encode("utf-8")) for d in documents) / 1e6
+    timings, models, failures = {}, {}, {}
+    for library, trainer in trainers.items():
+        try:
+            timings[library], models[library] = _timed(trainer)
+        except RuntimeError as error:  # a peer refusing these settings is a result, not a crash
+            failures[library] = str(error).strip().splitlines()[-1][:120]
+    ours = learned_bytes(models["bytepair"])
+    rows = [[library, "failed: " + reason, "", "", "", ""] for library, reason in failures.items()]
+    for library, seconds in timings.items():
+        shared = "-"
+        if library in ("rustbpe", "tokenizers"):
+            shared = f"{len(ours & learned_bytes(models[library])) / len(ours):.1%}"
+        versus = "-" if library == "bytepair" else ratio(seconds, timings["bytepair"])
+        rows.append([library, f"{seconds:.2f}", f"{megabytes / seconds:.2f}", vocab_reached(models[library]), shared, versus])
+    return rows, models["bytepair"]
+
+
+def encoders_for(tokenizer, peers):
+    """{label: (library, encoder, label of the bytepair row it must equal)} for a trained
+    byte-level tokenizer: bytepair itself, bytepair under tiktoken's rule over the same
+    vocabulary (what tiktoken computes), tiktoken, and HF tokenizers over the same merges."""
+    encoders = {"bytepair": ("bytepair", tokenizer, None)}
+    if "tiktoken" in peers:
+        ranks = token_ranks(tokenizer)
+        encoders["bytepair, tiktoken rule"] = ("bytepair", bytepair_from_ranks(ranks, tokenizer.pattern_name or tokenizer.pattern), None)
+        encoders["tiktoken"] = ("tiktoken", tiktoken_encoding(ranks, tokenizer.pattern), "bytepair, tiktoken rule")
+    if "tokenizers" in peers:
+        encoders["tokenizers"] = ("tokenizers", hf_from_bytepair(tokenizer), "bytepair")
+    return encoders
+
+
+def _fresh(tokenizer):
+    """A new tokenizer with the same merges, so that no piece cache is warm."""
+    from .tokenizer import Tokenizer
+
+    return Tokenizer(mode=tokenizer.mode, merges=tokenizer.merges, pattern=tokenizer.pattern)
+
+
+def _encode_rows(tokenizer, text, args, peers):
+    """Best of ``args.repeat`` cold runs: every library's encoder is rebuilt before each run
+    (untimed), so caches of pieces seen in an earlier run never help."""
+    best, ids = {}, {}
+    for _ in range(args.repeat):
+        encoders = encoders_for(_fresh(tokenizer), peers)
+        for label, (library, encoder, _) in encoders.items():
+            seconds, ids[label] = _timed(lambda: encode_one(library, encoder, text))
+            best[label] = min(seconds, best.get(label, seconds))
+    megabytes = len(text.encode("utf-8")) / 1e6
+    rows = []
+    for label, (_, _, twin) in encoders.items():
+        same, versus = "-", "-"
+        if twin is not None:
+            same = "✓" if list(ids[label]) == list(ids[twin]) else f"✗ ({len(ids[label]):,} tokens)"
+            versus = ratio(best[label], best[twin])
+        rows.append([label, f"{best[label]:.3f}", f"{megabytes / best[label]:.2f}", f"{len(ids[label]) / best[label]:,.0f}", same, versus])
+    return rows
+
+
+def run(args):
+    from .demo import stdlib_corpus
+
+    from .errors import UsageError
+
+    for flag, value in (("--repeat", args.repeat), ("--max-chars", args.max_chars)):
+        if value < 1:
+            raise UsageError(f"{flag} must be at least 1, not {value!r}")
+    peers = installed_peers()
+    warm_up([args.pattern], peers)
+    corpus = stdlib_corpus()
+    documents = line_blocks(corpus["train"][: args.max_chars])
+    held_out = corpus["val"] + corpus["test"]
+    print("corpus: docstrings of the Python standard library (bytepair demo's corpus)")
+    print("peers: " + (", ".join(f"{name} {version}" for name, version in peers.items()) or "none installed"))
+    print(f"machine: {os.cpu_count()} cores; times are wall clock; ratio = peer time / bytepair time (above 1: bytepair is faster)")
+    train_mb = sum(len(d.encode("utf-8")) for d in documents) / 1e6
+    print(f"\ntraining: byte-level, pattern {args.pattern}, vocab {args.vocab_size}, {train_mb:.2f} MB; each library on its default threads")
+    print("  (sentencepiece has no pattern; tie-breaking differs between libraries, so vocabularies differ)")
+    rows, tokenizer = _train_rows(documents, args, peers)
+    for line in format_table(["library", "seconds", "MB/s", "vocab", "shared tokens", "peer/ours"], rows):
+        print("  " + line)
+    print(f"\nencoding the held-out splits ({len(held_out.encode('utf-8')) / 1e6:.2f} MB), one call, one thread, best of {args.repeat} cold runs,")
+    print("  every library with bytepair's trained vocabulary; tiktoken merges by the rank of the whole token,")
+    print("  so it is compared with bytepair under that rule; HF replays the merges in order, as bytepair does:")
+    header = ["library", "seconds", "MB/s", "tokens/s", "same ids", "peer/ours"]
+    for line in format_table(header, _encode_rows(tokenizer, held_out, args, peers)):
+        print("  " + line)
+    return 0

@@ -1,0 +1,162 @@
+"""Other libraries' vocabularies: load GPT-2, r50k/p50k, cl100k, o200k, Llama 3 and GPT-4o
+byte-exact, and export tokenizers trained here to tiktoken and Hugging Face files.
+
+``load(name, path=...)`` finds a vocabulary by name in a local file or folder, or downloads the
+published file once into a cache (tiktoken's files, checked against tiktoken's hashes). A folder
+may hold any of::
+
+    <name>.tiktoken                  tiktoken rank files (gpt2.tiktoken, cl100k_base.tiktoken ...)
+    gpt2/encoder.json, gpt2/vocab.bpe GPT-2's original files
+    hf/<name>/tokenizer.json         Hugging Face files (llama3, gpt4o ...)
+
+The loaded tokenizer encodes with that library's own rule (tiktoken: whole piece first, then
+lowest rank of the concatenation; HF: lowest merge rank), so its ids are the library's ids.
+
+Modules: ``tiktoken_files`` (rank files), ``gpt2_files`` (encoder.json + vocab.bpe),
+``huggingface`` (tokenizer.json), ``download`` (the cache), ``export`` (writing both formats),
+``cli`` (``bytepair compare``).
+
+Example:
+    >>> tok = load("cl100k_base", path="vocab/")  # doctest: +SKIP
+    >>> tok.encode("hello world")                 # doctest: +SKIP
+    [15339, 1917]
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from ..errors import FormatError
+from .download import fetch
+from .export import to_huggingface, to_tiktoken
+from .gpt2_files import load_gpt2_files
+from .huggingface import load_huggingface, tokenizer_from_json
+from .tiktoken_files import ENCODINGS, gc_paused, load_tiktoken, read_ranks, tokenizer_from_ranks
+
+# Published Hugging Face files: no download (Llama 3's is gated), so a path is needed.
+HF_VOCABULARIES = ("llama3", "gpt4o")
+# gpt2 has the same ranks as r50k_base (tiktoken builds it from encoder.json + vocab.bpe).
+TIKTOKEN_VOCABULARIES = {"gpt2": "r50k_base", **{name: name for name in ENCODINGS}}
+ALIASES = {"r50k": "r50k_base", "p50k": "p50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
+KNOWN = (*TIKTOKEN_VOCABULARIES, *HF_VOCABULARIES)
+
+
+def load(name, *, path=None, cache_dir=None, base_url=None):
+    """Load a vocabulary by name, from ``path`` (a file or a folder) or the download cache.
+
+    - ``name``: one of ``KNOWN`` ("gpt2", "r50k_base", "p50k_base", "cl100k_base",
+      "o200k_base", "llama3", "gpt4o"; aliases "cl100k", "o200k", ...) or a path to a file
+      or folder.
+    - ``path``: a file (``.tiktoken``, ``tokenizer.json``, GPT-2's ``encoder.json``) or a
+      folder laid out as in this module's docstring; default ``$BYTEPAIR_VOCAB_DIR``, then
+      the cache, downloading tiktoken's files when missing.
+    - ``cache_dir`` / ``base_url``: see ``download.py``.
+
+    Example:
+        >>> load("gpt2", path="vocab/").encode("hello world")  # doctest: +SKIP
+        [31373, 995]
+    """
+    if not isinstance(name, (str, os.PathLike)) or not str(name):
+        raise FormatError(f"vocabulary name must be a non-empty string, not {name!r}; known names: {', '.join(KNOWN)}")
+    canonical = ALIASES.get(str(name), str(name))
+    if path is not None:
+        return _load_path(Path(path), canonical)
+    if canonical not in KNOWN and Path(name).exists():
+        return _load_path(Path(name), None)
+    if canonical not in KNOWN:
+        raise FormatError(
+            f"unknown vocabulary {str(name)!r}; use one of {', '.join(KNOWN)}, or a path to a "
+            ".tiktoken file, a tokenizer.json, GPT-2's encoder.json, or a folder holding them"
+        )
+    vocab_dir = os.environ.get("BYTEPAIR_VOCAB_DIR")
+    if vocab_dir and _find_in_folder(Path(vocab_dir), canonical):
+        return _load_path(Path(vocab_dir), canonical)
+    return _download(canonical, cache_dir, base_url)
+
+
+def _download(name, cache_dir, base_url):
+    if name in HF_VOCABULARIES:
+        raise FormatError(
+            f"{name!r} is not downloaded automatically; pass path= to its tokenizer.json (or a "
+            f"folder holding hf/{name}/tokenizer.json), or set BYTEPAIR_VOCAB_DIR"
+        )
+    encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[name]]
+    file = fetch(encoding.url, sha256=encoding.sha256, filename=encoding.file, cache_dir=cache_dir, base_url=base_url, name=name)
+    return _tiktoken(file, name)
+
+
+def _candidates(name):
+    """Relative paths in a vocabulary folder that can hold ``name``, best first."""
+    if name in TIKTOKEN_VOCABULARIES:
+        found = [f"{name}.tiktoken", f"{TIKTOKEN_VOCABULARIES[name]}.tiktoken"]
+        if TIKTOKEN_VOCABULARIES[name] == "r50k_base":
+            found += ["gpt2.tiktoken", "gpt2/encoder.json", "encoder.json"]
+        return list(dict.fromkeys(found))
+    found = [f"hf/{name}/tokenizer.json", f"{name}/tokenizer.json"]
+    return found + (["tokenizer.json"] if name in HF_VOCABULARIES else [f"{name}.tiktoken"])
+
+
+def _find_in_folder(folder, name):
+    for relative in _candidates(name):
+        if (folder / relative).is_file():
+            return folder / relative
+    return None
+
+
+def _load_path(path, name):
+    if path.is_dir():
+        if name is None:
+            raise FormatError(f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})")
+        file = _find_in_folder(path, name)
+        if file is None:
+            raise FormatError(f"{path}: no file for {name!r}; looked for {', '.join(_candidates(name))}")
+        path = file
+    if not path.is_file():
+        raise FormatError(f"{path}: no such file or folder")
+    return _load_file(path, name)
+
+
+def _load_file(path, name):
+    if path.suffix == ".tiktoken":
+        return _tiktoken(path, name)
+    if path.name in ("encoder.json", "vocab.bpe"):
+        return load_gpt2_files(path.parent / "encoder.json", path.parent / "vocab.bpe", name=name or "gpt2")
+    if path.suffix == ".json":
+        return _json_file(path, name)
+    raise FormatError(f"{path}: unknown vocabulary format; expected a .tiktoken file, a tokenizer.json or GPT-2's encoder.json")
+
+
+def _tiktoken(path, name):
+    known = name if name in TIKTOKEN_VOCABULARIES else ALIASES.get(path.stem, path.stem)
+    if known not in TIKTOKEN_VOCABULARIES:
+        raise FormatError(
+            f"{path}: a tiktoken rank file holds no pattern or special tokens, and {path.stem!r} "
+            f"is not a published encoding ({', '.join(TIKTOKEN_VOCABULARIES)}); load it with "
+            "bytepair.formats.load_tiktoken(path, pattern=..., special_tokens=...)"
+        )
+    encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[known]]
+    with gc_paused():
+        ranks = read_ranks(path.read_bytes(), str(path))
+    return tokenizer_from_ranks(ranks, pattern=encoding.pattern, special_tokens=encoding.special_tokens, name=known)
+
+
+def _json_file(path, name):
+    from ..artifact import from_dict
+
+    with gc_paused():
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
+        except json.JSONDecodeError as error:
+            raise FormatError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        if isinstance(data, dict) and "model" in data:
+            return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
+    if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
+        return from_dict(data, where=str(path))
+    raise FormatError(f"{path}: neither a Hugging Face tokenizer.json (no 'model') nor a bytepair tokenizer")
+
+
+__all__ = ["KNOWN", "load", "load_gpt2_files", "load_huggingface", "load_tiktoken", "to_huggingface", "to_tiktoken"]

@@ -1,0 +1,232 @@
+"""Write a tokenizer as a tiktoken rank file or a Hugging Face ``tokenizer.json``.
+
+Both libraries must then give bytepair's ids, so each export first checks that the library's
+merge rule agrees with bytepair's replay rule on every input, and raises ``FormatError`` where
+it cannot (the file would encode differently):
+
+- tiktoken merges the adjacent pair whose *concatenation* has the lowest rank, and looks a
+  whole piece up first. That equals replaying the merges when (a) no two merges build the same
+  value, and (b) replaying a token's own bytes gives that token (no counterexample in 590,000
+  strings over 9,800 random merge lists that pass both checks). Merges learned by training
+  satisfy both (no trained tokenizer we tried, on real or random text, rebuilt a value); a
+  merge list given by hand may not.
+- HF merges the pair with the lowest merge rank with no notion of "already passed": when a
+  merge rebuilds a value that an earlier merge used as a half, the new adjacency lets HF apply
+  that earlier merge again where replay never would; and HF keeps only the last rank of a pair
+  listed twice. Both are refused; other rebuilt values are harmless and exported.
+
+Character-level tokenizers export to HF (a character vocabulary with ``Fuse`` decoding, and
+``<0xXX>`` tokens when they have byte fallback); tiktoken files hold bytes only.
+
+It does not read these formats (``tiktoken_files.py``, ``huggingface.py``).
+
+Example:
+    >>> info = to_tiktoken(tok, "mine.tiktoken")                              # doctest: +SKIP
+    >>> enc = tiktoken.Encoding("mine", mergeable_ranks=load_tiktoken_bpe("mine.tiktoken"), **info)  # doctest: +SKIP
+    >>> to_huggingface(tok, "tokenizer.json")                                 # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..artifact import bytes_to_readable, write_text_atomic
+from ..errors import FormatError
+from .huggingface import hf_regex
+from .tiktoken_files import write_ranks
+
+# tiktoken needs a regex; a tokenizer without a pattern treats the whole text as one piece.
+WHOLE_TEXT = r"[\s\S]+"
+
+
+def to_tiktoken(tokenizer, path):
+    """Write ``tokenizer`` as a tiktoken rank file; return the rest of ``tiktoken.Encoding``'s
+    arguments, ``{"pat_str": ..., "special_tokens": ...}`` (the file holds neither).
+
+    Raises ``FormatError`` for character-level tokenizers, normalization, HF-rule vocabularies,
+    and merge lists that tiktoken's rule would encode differently (see the module docstring).
+    """
+    _check_tiktoken(tokenizer)
+    if tokenizer.rule == "replay":
+        _check_replay_matches_tiktoken(tokenizer)
+    ranks = {value: token_id for token_id, value in enumerate(tokenizer._token_bytes) if value is not None}
+    write_ranks(ranks, path)
+    return {"pat_str": tokenizer.pattern or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
+
+
+def _check_tiktoken(tokenizer):
+    if tokenizer.mode != "byte":
+        raise FormatError(
+            "a tiktoken rank file holds byte tokens with 256 single-byte ids; this tokenizer is "
+            "character-level (its ids start from its own alphabet), so it cannot be written as "
+            "one. Export it with to_huggingface, or train with mode='byte'"
+        )
+    if tokenizer.normalization is not None:
+        raise FormatError(
+            f"tiktoken does not normalize text, and this tokenizer applies {tokenizer.normalization!r}; "
+            "ids would differ on unnormalized text. Train without normalization to export to tiktoken"
+        )
+    if tokenizer.rule == "hf":
+        raise FormatError(
+            "this vocabulary was loaded from a Hugging Face file and encodes with HF's rule (lowest "
+            "merge rank), which tiktoken's rule (lowest rank of the concatenation) does not "
+            "reproduce; export it with to_huggingface instead"
+        )
+
+
+def _check_replay_matches_tiktoken(tokenizer):
+    ids = {value: token_id for token_id, value in enumerate(tokenizer._values)}
+    first_builder = {}
+    for index, (left, right) in enumerate(tokenizer.merges):
+        value = left + right
+        if value in first_builder:
+            earlier = first_builder[value]
+            raise FormatError(
+                f"merge {index} {(left, right)!r} builds {value!r} again (merge {earlier} "
+                f"{tokenizer.merges[earlier]!r} built it first); a tiktoken file gives each "
+                "value one rank, so tiktoken would merge where replay does not. Retrain (a smaller "
+                "vocab_size stops before the rebuild) or export with to_huggingface"
+            )
+        first_builder[value] = index
+    ranks = {(ids[left], ids[right]): ids[left + right] for left, right in tokenizer.merges}
+    for value, token_id in ids.items():
+        if len(value) > 1 and _merge_by_rank(value, ranks) != [token_id]:
+            raise FormatError(
+                f"token {token_id} ({value!r}) is not what replaying the merges gives for its own "
+                "bytes; tiktoken looks whole pieces up first, so it would give other ids. These "
+                "merges were not learned by training; export with to_huggingface"
+            )
+
+
+def _merge_by_rank(value, ranks):
+    """Ids of ``value`` by lowest-rank-first merging (the replay rule without rebuilt values)."""
+    parts = list(value)
+    while len(parts) > 1:
+        candidates = [(ranks.get((a, b)), i) for i, (a, b) in enumerate(zip(parts, parts[1:]))]
+        candidates = [c for c in candidates if c[0] is not None]
+        if not candidates:
+            break
+        rank, i = min(candidates)
+        parts[i : i + 2] = [rank]
+    return parts
+
+
+def to_huggingface(tokenizer, path):
+    """Write ``tokenizer`` as a Hugging Face ``tokenizer.json`` that gives bytepair's ids.
+
+    Loads in ``tokenizers.Tokenizer.from_file(path)`` and
+    ``transformers.PreTrainedTokenizerFast(tokenizer_file=path)``; special tokens become
+    ``added_tokens`` (HF always matches them, like ``encode(..., allowed_special="all")``).
+
+    WARNING: a character-level tokenizer raises on characters outside its alphabet; HF drops
+    them silently (unless the tokenizer has byte fallback). HF's regex engine has older Unicode
+    tables, so characters assigned in recent Unicode versions may split differently there.
+    """
+    if tokenizer.rule == "tiktoken":
+        raise FormatError(
+            "this vocabulary encodes with tiktoken's rule (whole piece first, then lowest rank of "
+            "the concatenation); HF's rule (lowest merge rank) can tie differently between splits "
+            "that build the same token, so the file could give other ids. Export it with to_tiktoken"
+        )
+    if tokenizer.rule == "replay":
+        _check_replay_matches_hf(tokenizer)
+    content = huggingface_json(tokenizer)
+    write_text_atomic(path, json.dumps(content, ensure_ascii=False, indent=2))
+
+
+def _check_replay_matches_hf(tokenizer):
+    first_builder, seen_pairs, halves = {}, set(), {}
+    for index, (left, right) in enumerate(tokenizer.merges):
+        if (left, right) in seen_pairs:
+            raise FormatError(
+                f"merge {index} {(left, right)!r} repeats an earlier merge; HF keeps only the last "
+                "rank of a repeated pair, so it would merge in another order than replay. Retrain "
+                "with a smaller vocab_size, or keep the bytepair artifact"
+            )
+        value = left + right
+        if value in first_builder and value in halves:
+            raise FormatError(
+                f"merge {index} {(left, right)!r} builds {value!r} again, and merge {halves[value]} "
+                f"{tokenizer.merges[halves[value]]!r} already used it as a half; HF would apply "
+                "that earlier merge again after this one, where replay does not. Retrain with a "
+                "smaller vocab_size, or keep the bytepair artifact"
+            )
+        first_builder.setdefault(value, index)
+        seen_pairs.add((left, right))
+        for half in (left, right):
+            halves.setdefault(half, index)
+
+
+def huggingface_json(tokenizer):
+    """The ``tokenizer.json`` content (a dict) for ``tokenizer``."""
+    byte_level = tokenizer.mode == "byte"
+    show = bytes_to_readable if byte_level else (lambda value: value)
+    vocab = {show(value): token_id for token_id, value in enumerate(tokenizer._values) if value is not None}
+    if tokenizer._fallback_ids:
+        vocab.update(_fallback_vocab(tokenizer, vocab))
+    merges = [_merge_entry(show(left), show(right), byte_level) for left, right in _merge_pairs(tokenizer)]
+    return {
+        "version": "1.0",
+        "truncation": None,
+        "padding": None,
+        "added_tokens": [_added_token(token, token_id) for token, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])],
+        "normalizer": {"type": tokenizer.normalization} if tokenizer.normalization else None,
+        "pre_tokenizer": _pre_tokenizer(tokenizer.pattern, byte_level),
+        "post_processor": None,
+        "decoder": _decoder(tokenizer, byte_level),
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": bool(tokenizer._fallback_ids),
+            "ignore_merges": bool(tokenizer.rule == "hf" and tokenizer._foreign[2]),
+            "vocab": vocab,
+            "merges": merges,
+        },
+    }
+
+
+def _merge_pairs(tokenizer):
+    """The merges in rank order: the learned ones, or those of a loaded HF vocabulary."""
+    if tokenizer.rule == "replay":
+        return tokenizer.merges
+    values = tokenizer._token_bytes
+    ordered = sorted(tokenizer._foreign[1].items(), key=lambda item: item[1][0])
+    return [(values[left], values[right]) for (left, right), _ in ordered]
+
+
+def _merge_entry(left, right, byte_level):
+    # Byte-level halves never hold a space (it is shown as "Ġ"), so the older "a b" form that
+    # every HF version reads is safe; characters can be spaces, so they need [a, b].
+    return f"{left} {right}" if byte_level else [left, right]
+
+
+def _fallback_vocab(tokenizer, vocab):
+    names = {f"<0x{b:02X}>": token_id for b, token_id in enumerate(tokenizer._fallback_ids)}
+    clash = sorted(set(names) & set(vocab))
+    if clash:
+        raise FormatError(f"learned token {clash[0]!r} has the name HF gives a byte-fallback token; it cannot be exported to HF")
+    return names
+
+
+def _added_token(token, token_id):
+    return {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+
+
+def _pre_tokenizer(pattern, byte_level):
+    split = {"type": "Split", "pattern": {"Regex": hf_regex(pattern)}, "behavior": "Removed", "invert": True} if pattern else None
+    if not byte_level:
+        return split
+    byte_step = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    return {"type": "Sequence", "pretokenizers": [split, byte_step]} if split else byte_step
+
+
+def _decoder(tokenizer, byte_level):
+    if byte_level:
+        return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
+    if tokenizer._fallback_ids:
+        return {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
+    return {"type": "Fuse"}

@@ -1,0 +1,120 @@
+"""GPT-2's original vocabulary files, ``encoder.json`` + ``vocab.bpe``, as tiktoken ranks.
+
+The conversion is the one tiktoken makes (``data_gym_to_mergeable_bpe_ranks``), so the ids
+equal tiktoken's ``gpt2`` encoding:
+
+1. the 256 single bytes take ranks 0..255 in the order of GPT-2's byte-to-unicode table
+   (the printable bytes first, then the others);
+2. merge line ``i`` of ``vocab.bpe`` (after its ``#version`` header) gives the concatenation of
+   its two halves rank ``256 + i``; both halves are written in the byte-to-unicode alphabet;
+3. ``encoder.json`` must give every token the same id, apart from ``<|endoftext|>``, which
+   becomes a special token.
+
+It does not encode: the ranks go to ``tiktoken_files.tokenizer_from_ranks``.
+
+Example:
+    >>> ranks, specials = read_gpt2_files('{"a": 97, "<|endoftext|>": 258}', "#version: 0.2\\na b\\n", "gpt2")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..artifact import BYTE_TO_CHAR, CHAR_TO_BYTE
+from ..errors import FormatError
+from .tiktoken_files import ENCODINGS, tokenizer_from_ranks
+
+# Step 1's order: the bytes GPT-2 shows as themselves, then the ones it shifts above U+00FF.
+BYTE_ORDER = [b for b in range(256) if BYTE_TO_CHAR[b] == chr(b)] + [b for b in range(256) if BYTE_TO_CHAR[b] != chr(b)]
+
+# Tokens of encoder.json that are not mergeable bytes (tiktoken drops the same two).
+SPECIAL_ENTRIES = ("<|endoftext|>", "<|startoftext|>")
+
+
+def read_gpt2_files(encoder_text, merges_text, where):
+    """``(ranks, special_tokens)`` from the texts of ``encoder.json`` and ``vocab.bpe``.
+
+    Raises ``FormatError`` naming the line or token when the files are malformed or disagree.
+    """
+    ranks = {bytes([b]): rank for rank, b in enumerate(BYTE_ORDER)}
+    for number, (first, second) in _merge_lines(merges_text, where):
+        merged = _to_bytes(first, where, number) + _to_bytes(second, where, number)
+        if merged in ranks:
+            raise FormatError(f"{where}: vocab.bpe line {number} builds {first + second!r} a second time")
+        ranks[merged] = len(ranks)
+    encoder = _read_encoder(encoder_text, where)
+    specials = {token: encoder.pop(token) for token in SPECIAL_ENTRIES if token in encoder}
+    _check_agreement(ranks, encoder, where)
+    return ranks, specials
+
+
+def _merge_lines(merges_text, where):
+    lines = merges_text.split("\n")
+    for number, line in enumerate(lines, 1):
+        if (number == 1 and line.startswith("#")) or not line.strip():
+            continue
+        parts = line.split()
+        if len(parts) != 2:
+            raise FormatError(f"{where}: vocab.bpe line {number} is {line[:80]!r}, not two tokens separated by a space")
+        yield number, parts
+
+
+def _to_bytes(text, where, number):
+    try:
+        return bytes(CHAR_TO_BYTE[c] for c in text)
+    except KeyError as error:
+        raise FormatError(
+            f"{where}: vocab.bpe line {number}: {text!r} has character {error.args[0]!r}, which is "
+            "not in GPT-2's byte-to-unicode alphabet"
+        ) from None
+
+
+def _read_encoder(encoder_text, where):
+    try:
+        encoder = json.loads(encoder_text)
+    except json.JSONDecodeError as error:
+        raise FormatError(f"{where}: encoder.json is not valid JSON (line {error.lineno}: {error.msg})") from None
+    if not isinstance(encoder, dict):
+        raise FormatError(f"{where}: encoder.json must map token strings to ids, not be a {type(encoder).__name__}")
+    return encoder
+
+
+def _check_agreement(ranks, encoder, where):
+    """tiktoken's sanity check: encoder.json's ids must be the ranks the merges give."""
+    decoded = {}
+    for token, token_id in encoder.items():
+        try:
+            decoded[bytes(CHAR_TO_BYTE[c] for c in token)] = token_id
+        except KeyError:
+            raise FormatError(f"{where}: encoder.json token {token!r} is not in GPT-2's byte-to-unicode alphabet") from None
+    if decoded == ranks:
+        return
+    for value, rank in ranks.items():
+        if decoded.get(value) != rank:
+            raise FormatError(
+                f"{where}: encoder.json gives {value!r} the id {decoded.get(value)!r} but vocab.bpe "
+                f"gives it rank {rank}; the two files do not belong together"
+            )
+    extra = next(iter(set(decoded) - set(ranks)))
+    raise FormatError(f"{where}: encoder.json has {extra!r}, which no merge in vocab.bpe builds")
+
+
+def load_gpt2_files(encoder_path, merges_path, *, name="gpt2"):
+    """A tokenizer from GPT-2's two files, identical to tiktoken's ``gpt2`` encoding.
+
+    Example:
+        >>> tok = load_gpt2_files("gpt2/encoder.json", "gpt2/vocab.bpe")  # doctest: +SKIP
+        >>> tok.encode("hello world")                                     # doctest: +SKIP
+        [31373, 995]
+    """
+    encoder_path, merges_path = Path(encoder_path), Path(merges_path)
+    for path in (encoder_path, merges_path):
+        if not path.is_file():
+            raise FormatError(f"{path}: no such file; GPT-2's vocabulary needs both encoder.json and vocab.bpe")
+    where = str(encoder_path.parent)
+    ranks, specials = read_gpt2_files(
+        encoder_path.read_text(encoding="utf-8"), merges_path.read_text(encoding="utf-8"), where
+    )
+    pattern = ENCODINGS["r50k_base"].pattern
+    return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=specials, name=name)

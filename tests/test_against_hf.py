@@ -1,0 +1,286 @@
+"""Hugging Face ``tokenizer.json`` files loaded by bytepair give HF tokenizers' ids.
+
+Oracle: ``tokenizers.Tokenizer.from_file(...).encode(text, add_special_tokens=False).ids`` on
+the same file. Files: Llama 3 and GPT-4o from ``$BYTEPAIR_DATA/vocab/hf``, and GPT-2 in HF's
+own layout (``ByteLevel`` with GPT-2's regex), written by HF from GPT-2's encoder.json and
+vocab.bpe. Unsupported features are refused with a ``FormatError`` naming the field.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import sysconfig
+from pathlib import Path
+
+import pytest
+from datafiles import data_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.artifact import BYTE_TO_CHAR
+from bytepair.errors import FormatError
+from bytepair.formats.huggingface import tokenizer_from_json
+
+tokenizers = pytest.importorskip("tokenizers")
+
+NAMED_STRINGS = {
+    "empty": "",
+    "hello": "hello world",
+    "spaces": "a  b   c    d   ",
+    "crlf runs": "line\r\n\r\n\r\nnext\n\n\n \n",
+    "tabs and nbsp": "\tx\t\ty\u00a0z\u3000w\u2009v",
+    "contractions": "I'm sure they'll say it's what we'd've DONE'S",
+    "numbers": "1 12 123 1234 12345 3.14159 ١٢٣ ½",
+    "cjk": "人人生而自由，在尊严和权利上一律平等。",
+    "emoji": "hi 😀😀 👍🏽 👨‍👩‍👧 ok",
+    "code": "def f(x):\n    return x**2  # square\n\n\nprint(f(3))\r\n",
+    "long run": "a" * 3000,
+    "long spaces": " " * 2000 + "x",
+}
+PUBLISHED = {"llama3": [15339, 1917], "gpt4o": [24912, 2375]}
+
+
+def hf_ids(reference, text):
+    return reference.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def gpt2_hf_file(tmp_path_factory):
+    """GPT-2 as HF lays it out: BPE from encoder.json + vocab.bpe, ByteLevel pre-tokenizer."""
+    folder = data_file("vocab/gpt2")
+    model = tokenizers.models.BPE.from_file(str(folder / "encoder.json"), str(folder / "vocab.bpe"))
+    reference = tokenizers.Tokenizer(model)
+    reference.pre_tokenizer = tokenizers.pre_tokenizers.ByteLevel(add_prefix_space=False)
+    reference.decoder = tokenizers.decoders.ByteLevel()
+    reference.add_special_tokens(["<|endoftext|>"])
+    path = tmp_path_factory.mktemp("gpt2-hf") / "tokenizer.json"
+    reference.save(str(path))
+    return path
+
+
+@pytest.fixture(scope="module")
+def pairs(gpt2_hf_file):
+    """name -> (bytepair tokenizer, HF tokenizer), both from the same file."""
+    files = {
+        "llama3": data_file("vocab/hf/llama3/tokenizer.json"),
+        "gpt4o": data_file("vocab/hf/gpt4o/tokenizer.json"),
+        "gpt2-hf": gpt2_hf_file,
+    }
+    return {name: (bytepair.load(name, path=path), tokenizers.Tokenizer.from_file(str(path))) for name, path in files.items()}
+
+
+def assert_same(tokenizer, reference, text, what):
+    ours = tokenizer.encode_ordinary(text)
+    theirs = hf_ids(reference, text)
+    if ours != theirs:
+        first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        pytest.fail(f"{what}: ids differ at token {first}: ours {ours[first:first + 5]} vs HF {theirs[first:first + 5]}")
+    assert tokenizer.decode(ours) == reference.decode(theirs, skip_special_tokens=False)
+
+
+NAMES = ["llama3", "gpt4o", "gpt2-hf"]
+
+
+# -- published checks, shapes, small strings --------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_hello_world(pairs, name):
+    tokenizer, reference = pairs[name]
+    assert tokenizer.encode("hello world") == PUBLISHED[name] == hf_ids(reference, "hello world")
+
+
+def test_the_rules_each_file_asks_for(pairs):
+    llama3, gpt4o, gpt2 = (pairs[name][0] for name in NAMES)
+    assert (llama3.pattern_name, llama3._foreign[2]) == ("llama3", True)  # ignore_merges: whole piece first
+    assert (gpt4o.pattern_name, gpt4o._foreign[2]) == ("o200k", False)
+    assert (gpt2.pattern_name, gpt2._foreign[2]) == ("gpt2", False)
+    assert all(tok.rule == "hf" for tok in (llama3, gpt4o, gpt2))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_added_tokens_are_special_tokens_with_their_ids(pairs, name):
+    tokenizer, reference = pairs[name]
+    added = {token.content: token_id for token_id, token in reference.get_added_tokens_decoder().items()}
+    assert tokenizer.special_tokens == added
+    specials = sorted(added)[:6]
+    text = "start " + " middle ".join(specials) + specials[0] + " end"
+    ours = tokenizer.encode(text, allowed_special="all")
+    assert ours == hf_ids(reference, text)
+    assert tokenizer.decode(ours) == reference.decode(ours, skip_special_tokens=False) == text
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("case", list(NAMED_STRINGS))
+def test_named_strings(pairs, name, case):
+    tokenizer, reference = pairs[name]
+    assert_same(tokenizer, reference, NAMED_STRINGS[case], case)
+
+
+def test_gpt2_in_hf_layout_equals_gpt2_from_tiktoken_files(pairs):
+    tokenizer, _ = pairs["gpt2-hf"]
+    tiktoken_gpt2 = bytepair.load("gpt2", path=data_file("vocab/gpt2.tiktoken"))
+    text = data_file("wikitext-2/valid.txt").read_text(encoding="utf-8")[:200_000]
+    assert tokenizer.encode_ordinary(text) == tiktoken_gpt2.encode_ordinary(text)
+
+
+# -- real corpora -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def udhr():
+    folder = data_file("multilingual/udhr")
+    files = sorted(folder.glob("*.txt"))
+    assert len(files) >= 400, f"{folder}: expected the 460 UDHR files, found {len(files)}"
+    return [(path.stem, path.read_text(encoding="utf-8")) for path in files]
+
+
+def mismatches(tokenizer, reference, texts):
+    ours = tokenizer.encode_batch([text for _, text in texts])
+    theirs = [encoding.ids for encoding in reference.encode_batch([text for _, text in texts], add_special_tokens=False)]
+    return [name for (name, _), a, b in zip(texts, ours, theirs) if a != b]
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o"])
+def test_every_udhr_language(pairs, udhr, name):
+    tokenizer, reference = pairs[name]
+    bad = mismatches(tokenizer, reference, udhr)
+    assert not bad, f"{len(bad)} of {len(udhr)} languages differ: {bad[:20]}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_wikitext2_valid(pairs, wikitext_valid, name):
+    tokenizer, reference = pairs[name]
+    assert_same(tokenizer, reference, wikitext_valid, "wikitext-2 valid")
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o"])
+def test_python_docs_slice(pairs, name):
+    text = data_file("english/python-3.11-docs.txt").read_text(encoding="utf-8")
+    tokenizer, reference = pairs[name]
+    middle = len(text) // 2
+    assert_same(tokenizer, reference, text[:400_000] + text[middle : middle + 400_000], "python docs (800k characters)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["llama3", "gpt4o"])
+def test_python_docs_whole(pairs, name):
+    text = data_file("english/python-3.11-docs.txt").read_text(encoding="utf-8")
+    tokenizer, reference = pairs[name]
+    assert_same(tokenizer, reference, text, "python docs")
+
+
+@pytest.mark.slow  # HF itself needs about 10 s per vocabulary here
+@pytest.mark.parametrize("name", ["llama3", "gpt4o"])
+def test_stdlib_code(pairs, name):
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts)[::10]
+    texts = [(str(p.relative_to(root)), p.read_text(encoding="utf-8", errors="replace")) for p in files]
+    tokenizer, reference = pairs[name]
+    bad = mismatches(tokenizer, reference, texts)
+    assert not bad, f"{len(bad)} of {len(texts)} files differ: {bad[:20]}"
+
+
+# -- random text --------------------------------------------------------------------------------
+
+ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-") + [
+    "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "\U0001F3FD", "é", "e\u0301", "人", "한", "ا", "\u0939\u093f",
+]
+# Cn (unassigned in this Python's Unicode tables) excluded: HF's regex engine (Oniguruma) has
+# older tables than ``regex``, tiktoken and bytepair's scanner, so characters assigned since
+# split differently there; test_newer_unicode_digits_split_differently pins the known case.
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=60).map("".join)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=300, deadline=None)
+@given(text=random_text)
+def test_random_unicode(pairs, name, text):
+    tokenizer, reference = pairs[name]
+    assert_same(tokenizer, reference, text, "random text")
+
+
+@pytest.mark.xfail(strict=True, reason="HF's Oniguruma tables predate the digits U+11DE0..U+11DE9 (and 326 other new \\p{N} code points); bytepair's scanner, like tiktoken and regex, reads them as numbers")
+def test_newer_unicode_digits_split_differently(pairs):
+    tokenizer, reference = pairs["llama3"]
+    text = " \U00011de0"  # a space, then a digit that recent Unicode versions added
+    assert tokenizer.split(text) == [" ", "\U00011de0"]  # \s+(?!\S) then \p{N}{1,3}
+    assert tokenizer.encode(text) == hf_ids(reference, text)  # HF: [109697, 239, 115, 254], one piece
+
+
+# -- what is refused ------------------------------------------------------------------------------
+
+
+def small_file():
+    """A minimal byte-level BPE tokenizer.json, in the Llama 3 layout."""
+    vocab = {BYTE_TO_CHAR[b]: b for b in range(256)}
+    vocab.update({"Ġt": 256, "he": 257, "Ġthe": 258})
+    return {
+        "version": "1.0",
+        "added_tokens": [{"id": 259, "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}],
+        "normalizer": None,
+        "pre_tokenizer": {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r"\s?\w+|\s+|[^\s\w]+"}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        },
+        "post_processor": None,
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False, "vocab": vocab, "merges": ["Ġ t", "h e", "Ġt he"]},
+    }
+
+
+def test_a_small_custom_file_matches_hf(tmp_path):
+    content = small_file()
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    tokenizer = bytepair.load("small", path=path)
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    for text in ["the cat, then the end", " the  the\n\nthe", "x<|end|>y the<|end|>"]:
+        assert tokenizer.encode(text, allowed_special="all") == hf_ids(reference, text)
+
+
+def test_merges_as_lists_read_like_strings():
+    content = small_file()
+    as_lists = copy.deepcopy(content)
+    as_lists["model"]["merges"] = [merge.split(" ") for merge in content["model"]["merges"]]
+    a, b = tokenizer_from_json(content), tokenizer_from_json(as_lists)
+    assert a.encode("the theme") == b.encode("the theme") == [116, 257, 258, 109, 101]  # "t"+"he", " the"+"m"+"e"
+
+
+REFUSED = {
+    "normalizer": (lambda c: c.update(normalizer={"type": "NFC"}), "normalizer.*NFC"),
+    "model type": (lambda c: c["model"].update(type="WordPiece"), "model.type.*WordPiece"),
+    "dropout": (lambda c: c["model"].update(dropout=0.1), "dropout.*0.1"),
+    "prefix": (lambda c: c["model"].update(continuing_subword_prefix="##"), "continuing_subword_prefix.*##"),
+    "byte fallback": (lambda c: c["model"].update(byte_fallback=True), "byte_fallback"),
+    "pre-tokenizer": (lambda c: c.update(pre_tokenizer={"type": "Whitespace"}), "pre_tokenizer.type.*Whitespace"),
+    "prefix space": (lambda c: c["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), "add_prefix_space"),
+    "split behaviour": (lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(behavior="MergedWithNext"), "MergedWithNext"),
+    "lstrip": (lambda c: c["added_tokens"][0].update(lstrip=True), "<\\|end\\|>.*lstrip"),
+    "char vocab": (lambda c: c["model"]["vocab"].update({"中": 300}), "'中'.*byte-to-unicode"),
+    "missing byte": (lambda c: c["model"]["vocab"].pop("Ā"), "single-byte"),
+    "merge outside vocab": (lambda c: c["model"]["merges"].append("Ġthe Ġthe"), "merge 3.*not in the vocab"),
+    "bad merge": (lambda c: c["model"]["merges"].append("a b c"), "merge 3 is 'a b c'"),
+}
+
+
+@pytest.mark.parametrize("case", list(REFUSED))
+def test_unsupported_features_raise_format_error_naming_them(case):
+    change, message = REFUSED[case]
+    content = small_file()
+    change(content)
+    with pytest.raises(FormatError, match=message):
+        tokenizer_from_json(content)
+
+
+def test_truncated_file_is_a_format_error(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(small_file())[:-40], encoding="utf-8")
+    with pytest.raises(FormatError, match="not valid JSON"):
+        bytepair.load("x", path=path)

@@ -1,0 +1,271 @@
+"""Vocabularies loaded by ``bytepair.load`` give tiktoken's ids, byte for byte.
+
+Oracle: tiktoken itself, built offline by its own constructors in ``tiktoken_ext/
+openai_public.py`` (so the patterns, special tokens and expected hashes are tiktoken's), with
+only the file reads redirected to the local copies in ``$BYTEPAIR_DATA/vocab``. Texts: every
+UDHR language, WikiText-2 validation, the Python documentation, standard-library code, a table
+of awkward strings, and random Unicode from hypothesis.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sysconfig
+from pathlib import Path
+
+import pytest
+from datafiles import data_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.errors import DisallowedSpecialTokenError
+
+tiktoken = pytest.importorskip("tiktoken")
+openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+
+# name -> how bytepair loads it (vocabulary name, path below the vocab folder)
+SOURCES = {
+    "gpt2": ("gpt2", "gpt2.tiktoken"),
+    "gpt2 (encoder.json + vocab.bpe)": ("gpt2", "gpt2/encoder.json"),
+    "r50k_base": ("r50k_base", "r50k_base.tiktoken"),
+    "p50k_base": ("p50k_base", "p50k_base.tiktoken"),
+    "cl100k_base": ("cl100k_base", "cl100k_base.tiktoken"),
+    "o200k_base": ("o200k_base", "o200k_base.tiktoken"),
+}
+MAIN = ["gpt2", "gpt2 (encoder.json + vocab.bpe)", "cl100k_base", "o200k_base"]
+
+# Awkward strings: whitespace of every kind and length, CRLF runs, contractions, numbers,
+# scripts, emoji with modifiers, code, long runs of one character.
+NAMED_STRINGS = {
+    "empty": "",
+    "one char": "a",
+    "spaces": "a  b   c    d",
+    "trailing spaces": "end   ",
+    "crlf runs": "line\r\n\r\n\r\nnext\n\n\n \n",
+    "tabs and nbsp": "\tx\t\ty\u00a0z\u3000w\u2009v",
+    "contractions": "I'm sure they'll say it's what we'd've DONE'S",
+    "numbers": "1 12 123 1234 12345 3.14159 ١٢٣ ½",
+    "cjk": "人人生而自由，在尊严和权利上一律平等。",
+    "emoji": "hi 😀😀 👍🏽 👨‍👩‍👧 ok",
+    "code": "def f(x):\n    return x**2  # square\n\n\nprint(f(3))\r\n",
+    "mixed": "Machine learning is powerful. 机器学习很强大。 L'apprentissage automatique est puissant. 🤖💪",
+    "long run": "a" * 5000,
+    "long spaces": " " * 3000 + "x",
+    "long newlines": "\n" * 3000,
+    "long digits": "7" * 2001,
+}
+PUBLISHED = {"cl100k_base": [15339, 1917], "gpt2": [31373, 995], "o200k_base": [24912, 2375], "r50k_base": [31373, 995]}
+
+
+def vocab_folder():
+    return data_file("vocab")
+
+
+def _local_files(monkeypatch, folder):
+    """Point tiktoken's own constructors at the local files, checking tiktoken's hashes."""
+    from tiktoken.load import data_gym_to_mergeable_bpe_ranks, load_tiktoken_bpe
+
+    def local(url):
+        name = url.rsplit("/", 1)[-1]
+        return str(folder / "gpt2" / name) if name in ("encoder.json", "vocab.bpe") else str(folder / name)
+
+    def check(path, expected):
+        actual = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        assert actual == expected, f"{path}: the local copy is not the published file"
+        return path
+
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")  # no cache: read the local file itself
+    monkeypatch.setattr(openai_public, "load_tiktoken_bpe", lambda url, expected_hash: load_tiktoken_bpe(check(local(url), expected_hash)))
+    monkeypatch.setattr(
+        openai_public,
+        "data_gym_to_mergeable_bpe_ranks",
+        lambda vocab_bpe_file, encoder_json_file, vocab_bpe_hash, encoder_json_hash: data_gym_to_mergeable_bpe_ranks(
+            check(local(vocab_bpe_file), vocab_bpe_hash), check(local(encoder_json_file), encoder_json_hash)
+        ),
+    )
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    """name -> (bytepair tokenizer, tiktoken Encoding), both from the same local file."""
+    folder = vocab_folder()
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        _local_files(monkeypatch, folder)
+        loaded = {}
+        for label, (name, relative) in SOURCES.items():
+            constructor = openai_public.ENCODING_CONSTRUCTORS[name]
+            loaded[label] = (bytepair.load(name, path=folder / relative), tiktoken.Encoding(**constructor()))
+    return loaded
+
+
+def assert_same(tokenizer, encoding, text, what):
+    ours = tokenizer.encode_ordinary(text)
+    theirs = encoding.encode_ordinary(text)
+    if ours != theirs:
+        first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
+        pytest.fail(f"{what}: ids differ at token {first}: ours {ours[first:first + 5]} vs tiktoken {theirs[first:first + 5]}")
+    assert tokenizer.decode_bytes(ours) == encoding.decode_bytes(theirs)
+    assert tokenizer.decode(ours) == encoding.decode(theirs)
+
+
+def mismatches(tokenizer, encoding, texts):
+    """Names of the texts whose ids or decoded text differ (checked as one batch per call)."""
+    bad = []
+    for name, text in texts:
+        ours = tokenizer.encode_ordinary(text)
+        if ours != encoding.encode_ordinary(text) or tokenizer.decode(ours) != encoding.decode(ours):
+            bad.append(name)
+    return bad
+
+
+# -- the published checks and small strings -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED))
+def test_hello_world_gives_the_published_ids(pairs, name):
+    tokenizer, encoding = pairs[name]
+    assert tokenizer.encode("hello world") == PUBLISHED[name] == encoding.encode("hello world")
+
+
+@pytest.mark.parametrize("label", list(SOURCES))
+def test_vocabulary_size_and_special_tokens_are_tiktokens(pairs, label):
+    tokenizer, encoding = pairs[label]
+    assert tokenizer.vocab_size == encoding.n_vocab
+    assert tokenizer.special_tokens == encoding._special_tokens
+
+
+def test_gpt2_from_encoder_json_equals_the_rank_file(pairs):
+    from_json, _ = pairs["gpt2 (encoder.json + vocab.bpe)"]
+    from_ranks, _ = pairs["gpt2"]
+    assert [from_json.token_bytes(i) for i in range(50257)] == [from_ranks.token_bytes(i) for i in range(50257)]
+
+
+@pytest.mark.parametrize("label", MAIN)
+@pytest.mark.parametrize("case", list(NAMED_STRINGS))
+def test_named_strings(pairs, label, case):
+    tokenizer, encoding = pairs[label]
+    assert_same(tokenizer, encoding, NAMED_STRINGS[case], case)
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_special_tokens_when_allowed(pairs, label):
+    tokenizer, encoding = pairs[label]
+    specials = sorted(encoding.special_tokens_set)
+    text = "start" + "".join(f"{s} middle {s}{s}" for s in specials) + " end<|endoftext"
+    ours = tokenizer.encode(text, allowed_special="all")
+    assert ours == encoding.encode(text, allowed_special="all")
+    assert tokenizer.decode(ours) == encoding.decode(ours) == text
+    some = {specials[0]}
+    assert tokenizer.encode(text, allowed_special=some, disallowed_special=()) == encoding.encode(text, allowed_special=some, disallowed_special=())
+
+
+@pytest.mark.parametrize("label", ["gpt2", "cl100k_base"])
+def test_disallowed_special_raises_like_tiktoken(pairs, label):
+    tokenizer, encoding = pairs[label]
+    text = "a <|endoftext|> b"
+    with pytest.raises(ValueError):
+        encoding.encode(text)
+    with pytest.raises(DisallowedSpecialTokenError, match="endoftext"):
+        tokenizer.encode(text)
+    assert tokenizer.encode(text, disallowed_special=()) == encoding.encode(text, disallowed_special=())
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_lone_surrogates_are_replaced_like_tiktoken(pairs, label):
+    tokenizer, encoding = pairs[label]
+    text = "a\ud800b \udfff \U0001F600"
+    assert tokenizer.encode(text) == encoding.encode(text)
+
+
+# -- real corpora -----------------------------------------------------------------------------
+
+
+def udhr_texts():
+    folder = data_file("multilingual/udhr")
+    files = sorted(folder.glob("*.txt"))
+    assert len(files) >= 400, f"{folder}: expected the 460 UDHR files, found {len(files)}"
+    return [(path.stem, path.read_text(encoding="utf-8")) for path in files]
+
+
+@pytest.fixture(scope="module")
+def udhr():
+    return udhr_texts()
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_every_udhr_language(pairs, udhr, label):
+    tokenizer, encoding = pairs[label]
+    bad = mismatches(tokenizer, encoding, udhr)
+    assert not bad, f"{len(bad)} of {len(udhr)} languages differ: {bad[:20]}"
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_wikitext2_valid(pairs, wikitext_valid, label):
+    tokenizer, encoding = pairs[label]
+    assert_same(tokenizer, encoding, wikitext_valid, "wikitext-2 valid")
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_python_docs_slice(pairs, label):
+    text = data_file("english/python-3.11-docs.txt").read_text(encoding="utf-8")
+    tokenizer, encoding = pairs[label]
+    middle = len(text) // 2
+    assert_same(tokenizer, encoding, text[:500_000] + text[middle : middle + 500_000], "python docs (1M characters)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", MAIN)
+def test_python_docs_whole(pairs, label):
+    text = data_file("english/python-3.11-docs.txt").read_text(encoding="utf-8")
+    tokenizer, encoding = pairs[label]
+    assert_same(tokenizer, encoding, text, "python docs")
+
+
+def stdlib_files(every):
+    root = Path(sysconfig.get_paths()["stdlib"])
+    files = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts)
+    assert files, f"no standard-library sources under {root}"
+    return [(str(p.relative_to(root)), p.read_text(encoding="utf-8", errors="surrogateescape")) for p in files[::every]]
+
+
+@pytest.mark.parametrize("label", MAIN)
+def test_stdlib_code(pairs, label):
+    tokenizer, encoding = pairs[label]
+    texts = stdlib_files(every=10)
+    bad = mismatches(tokenizer, encoding, texts)
+    assert not bad, f"{len(bad)} of {len(texts)} files differ: {bad[:20]}"
+
+
+@pytest.mark.slow
+def test_all_stdlib_code_cl100k(pairs):
+    tokenizer, encoding = pairs["cl100k_base"]
+    texts = stdlib_files(every=1)
+    bad = mismatches(tokenizer, encoding, texts)
+    assert not bad, f"{len(bad)} of {len(texts)} files differ: {bad[:20]}"
+
+
+# -- random text --------------------------------------------------------------------------------
+
+# Characters where the patterns and the merge loop are easy to get wrong, drawn often.
+ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-") + [
+    "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "\U0001F3FD", "é", "e\u0301", "人", "한", "ا", "\u0939\u093f",
+]
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map("".join)
+runs = st.tuples(st.sampled_from([" ", "\n", "a", "1", "é", "!", "\t", "人"]), st.integers(1, 400)).map(lambda pair: pair[0] * pair[1])
+
+
+@pytest.mark.parametrize("label", MAIN)
+@settings(max_examples=300, deadline=None)
+@given(text=random_text)
+def test_random_unicode(pairs, label, text):
+    tokenizer, encoding = pairs[label]
+    assert_same(tokenizer, encoding, text, "random text")
+
+
+@pytest.mark.parametrize("label", ["cl100k_base", "o200k_base"])
+@settings(max_examples=100, deadline=None)
+@given(parts=st.lists(st.one_of(runs, random_text), max_size=6))
+def test_random_runs_and_text(pairs, label, parts):
+    tokenizer, encoding = pairs[label]
+    assert_same(tokenizer, encoding, "".join(parts), "runs")

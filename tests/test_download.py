@@ -1,0 +1,204 @@
+"""Finding vocabularies: local paths, the download cache, hash checks, offline errors.
+
+``bytepair.formats.load`` takes ``base_url=``; ``bytepair.load`` reads it from the environment.
+Downloads are served by an ``http.server`` on 127.0.0.1 in a thread, from a folder laid out
+like the real server; the internet is never used. The served file is the real r50k_base rank
+file, so its hash is tiktoken's published one.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import json
+import socket
+import threading
+
+import pytest
+from datafiles import data_file
+
+import bytepair
+from bytepair import formats
+from bytepair.errors import BytepairError, FormatError
+from bytepair.formats.download import DownloadError
+from bytepair.formats.tiktoken_files import ENCODINGS
+
+R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"  # tiktoken's
+
+
+@pytest.fixture(autouse=True)
+def no_user_settings(monkeypatch):
+    # The caller's own vocabulary folder, cache or mirror must not change what is tested.
+    for name in ("BYTEPAIR_VOCAB_DIR", "BYTEPAIR_CACHE", "BYTEPAIR_DOWNLOAD_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+class Server:
+    """A local HTTP server over ``root``; ``requests`` lists the paths asked for."""
+
+    def __init__(self, root):
+        self.requests = []
+        server = self
+
+        class Handler(http.server.SimpleHTTPRequestHandler):
+            def do_GET(self):
+                server.requests.append(self.path)
+                super().do_GET()
+
+            def log_message(self, *args):
+                pass
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self):
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join()
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A server whose encodings/r50k_base.tiktoken is the real file, and an empty cache."""
+    root = tmp_path / "www"
+    (root / "encodings").mkdir(parents=True)
+    (root / "encodings" / "r50k_base.tiktoken").symlink_to(data_file("vocab/r50k_base.tiktoken"))
+    server = Server(root)
+    yield server, root, tmp_path / "cache"
+    server.close()
+
+
+def closed_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_first_use_downloads_then_the_cache_is_used(served):
+    server, _, cache = served
+    tokenizer = formats.load("gpt2", cache_dir=cache, base_url=server.url)
+    assert tokenizer.encode("hello world") == [31373, 995]
+    assert server.requests == ["/encodings/r50k_base.tiktoken"]
+    assert hashlib.sha256((cache / "r50k_base.tiktoken").read_bytes()).hexdigest() == R50K_SHA256
+    again = formats.load("r50k_base", cache_dir=cache, base_url=server.url)
+    assert again.encode("hello world") == [31373, 995]
+    assert len(server.requests) == 1  # served from the cache
+    assert sorted(p.name for p in cache.iterdir()) == ["r50k_base.tiktoken"]  # no temporary files
+
+
+def test_the_expected_hashes_are_tiktokens():
+    from tiktoken_ext import openai_public
+
+    source = open(openai_public.__file__, encoding="utf-8").read()
+    for encoding in ENCODINGS.values():
+        assert f'"{encoding.sha256}"' in source, encoding.name
+
+
+def test_environment_variables_set_the_cache_and_the_base_url(served, monkeypatch):
+    server, _, cache = served
+    monkeypatch.setenv("BYTEPAIR_CACHE", str(cache))
+    monkeypatch.setenv("BYTEPAIR_DOWNLOAD_URL", server.url)
+    assert bytepair.load("r50k").encode("hello world") == [31373, 995]
+    assert (cache / "r50k_base.tiktoken").is_file()
+
+
+def test_a_wrong_hash_names_both_hashes_and_caches_nothing(served):
+    server, root, cache = served
+    served_file = root / "encodings" / "r50k_base.tiktoken"
+    data = served_file.read_bytes()
+    served_file.unlink()
+    served_file.write_bytes(data[:-10] + b"QUJD 50255\n")  # an edited last line
+    actual = hashlib.sha256(served_file.read_bytes()).hexdigest()
+    with pytest.raises(DownloadError) as raised:
+        formats.load("gpt2", cache_dir=cache, base_url=server.url)
+    assert R50K_SHA256 in str(raised.value) and actual in str(raised.value)
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_a_corrupt_cached_file_is_downloaded_again(served):
+    server, _, cache = served
+    cache.mkdir()
+    (cache / "r50k_base.tiktoken").write_bytes(b"IQ== 0\n")
+    assert formats.load("gpt2", cache_dir=cache, base_url=server.url).encode("hello world") == [31373, 995]
+    assert len(server.requests) == 1
+    assert hashlib.sha256((cache / "r50k_base.tiktoken").read_bytes()).hexdigest() == R50K_SHA256
+
+
+def test_offline_says_to_pass_a_path(tmp_path):
+    with pytest.raises(DownloadError, match=r"path=") as raised:
+        formats.load("cl100k_base", cache_dir=tmp_path, base_url=f"http://127.0.0.1:{closed_port()}")
+    assert isinstance(raised.value, OSError) and isinstance(raised.value, BytepairError)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_missing_file_on_the_server_is_an_http_error(served):
+    server, _, cache = served
+    with pytest.raises(DownloadError, match="HTTP 404"):
+        formats.load("o200k_base", cache_dir=cache, base_url=server.url)
+
+
+# -- local files and folders -------------------------------------------------------------------------
+
+
+def test_hf_vocabularies_are_not_downloaded_and_say_so(tmp_path):
+    with pytest.raises(FormatError, match="'llama3' is not downloaded automatically; pass path="):
+        bytepair.load("llama3", cache_dir=tmp_path)
+
+
+def test_unknown_names_list_the_known_ones():
+    with pytest.raises(FormatError, match="unknown vocabulary 'gpt5'.*cl100k_base"):
+        bytepair.load("gpt5")
+
+
+def test_a_folder_with_gpt2_files_only(tmp_path):
+    source = data_file("vocab/gpt2")
+    (tmp_path / "gpt2").mkdir()
+    for name in ("encoder.json", "vocab.bpe"):
+        (tmp_path / "gpt2" / name).symlink_to(source / name)
+    assert bytepair.load("gpt2", path=tmp_path).encode("hello world") == [31373, 995]
+
+
+def test_the_vocab_dir_variable_is_searched_before_downloading(monkeypatch, tmp_path):
+    monkeypatch.setenv("BYTEPAIR_VOCAB_DIR", str(data_file("vocab")))
+    tokenizer = formats.load("cl100k", cache_dir=tmp_path, base_url=f"http://127.0.0.1:{closed_port()}")
+    assert tokenizer.encode("hello world") == [15339, 1917]
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_folder_without_the_vocabulary_lists_what_was_looked_for(tmp_path):
+    with pytest.raises(FormatError, match=r"no file for 'o200k_base'; looked for o200k_base.tiktoken"):
+        bytepair.load("o200k_base", path=tmp_path)
+
+
+def test_a_rank_file_of_unknown_origin_needs_its_pattern(tmp_path):
+    (tmp_path / "mine.tiktoken").write_bytes(data_file("vocab/r50k_base.tiktoken").read_bytes()[:2000])
+    with pytest.raises(FormatError, match="load_tiktoken"):
+        bytepair.load(str(tmp_path / "mine.tiktoken"))
+
+
+def test_a_corrupt_rank_file_names_the_line(tmp_path):
+    lines = data_file("vocab/r50k_base.tiktoken").read_bytes().splitlines()
+    lines[7] = b"not-base64!! 7"
+    (tmp_path / "r50k_base.tiktoken").write_bytes(b"\n".join(lines))
+    with pytest.raises(FormatError, match="line 8"):
+        bytepair.load("r50k_base", path=tmp_path)
+
+
+def test_gpt2_files_that_disagree_are_refused(tmp_path):
+    source = data_file("vocab/gpt2")
+    encoder = json.loads((source / "encoder.json").read_text(encoding="utf-8"))
+    encoder["Ġthe"], encoder["Ġa"] = encoder["Ġa"], encoder["Ġthe"]
+    (tmp_path / "encoder.json").write_text(json.dumps(encoder), encoding="utf-8")
+    (tmp_path / "vocab.bpe").symlink_to(source / "vocab.bpe")
+    with pytest.raises(FormatError, match="do not belong together"):
+        bytepair.load("gpt2", path=tmp_path / "encoder.json")
+
+
+def test_our_own_artifact_loads_by_path(tmp_path):
+    tokenizer = bytepair.train("low lower newest widest " * 20, mode="byte", vocab_size=270)
+    tokenizer.save(tmp_path / "tok.json")
+    loaded = bytepair.load(str(tmp_path / "tok.json"))
+    assert loaded.fingerprint == tokenizer.fingerprint

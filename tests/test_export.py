@@ -1,0 +1,286 @@
+"""Exported files give bytepair's ids in the libraries that read them.
+
+Oracles: tiktoken (``tiktoken.Encoding`` over the written rank file), HF tokenizers
+(``Tokenizer.from_file``) and transformers (``PreTrainedTokenizerFast``) on the written
+``tokenizer.json``. Tokenizers are trained here on real text (WikiText-2, UDHR) in byte mode
+with the gpt2, cl100k and llama3 patterns and special tokens, and in character mode. Where a
+library's rule differs from replay (merge lists that rebuild a value), the exporter must refuse,
+and the tests show the library really would give other ids.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+
+import pytest
+from datafiles import data_file
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import bytepair
+from bytepair.errors import FormatError
+from bytepair.formats import load_tiktoken, to_huggingface, to_tiktoken
+from bytepair.formats.export import huggingface_json
+from bytepair.tokenizer import Tokenizer
+
+tiktoken = pytest.importorskip("tiktoken")
+tokenizers = pytest.importorskip("tokenizers")
+from tiktoken.load import load_tiktoken_bpe  # noqa: E402
+
+SPECIALS = ["<|endoftext|>", "<|pad|>"]
+MIXED = "Hello, world! 你好世界 Hello 🌍 World\r\n\tdef foo(x): return x + 1  ¿Qué tal? ﬁ <|endoftext|> end<|pad|>"
+
+
+def read_with_tiktoken(path):
+    """tiktoken's own reader, with its cache off (it caches even local files, by path)."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
+        return load_tiktoken_bpe(str(path))
+
+
+@pytest.fixture(scope="module")
+def corpus(wikitext_valid):
+    udhr = data_file("multilingual/udhr")
+    languages = [(udhr / f"{name}.txt").read_text(encoding="utf-8") for name in ("eng", "fra", "rus", "cmn_hans", "arb", "hin")]
+    training = wikitext_valid[:400_000] + "\n".join(languages)
+    held_out = [wikitext_valid[600_000:700_000], *(path.read_text(encoding="utf-8") for path in sorted(udhr.glob("*.txt"))[::23]), MIXED]
+    return training, held_out
+
+
+@pytest.fixture(scope="module", params=["gpt2", "cl100k", "llama3"])
+def byte_tokenizer(request, corpus):
+    training, _ = corpus
+    return bytepair.train(training, mode="byte", vocab_size=1500, pattern=request.param, special_tokens=SPECIALS)
+
+
+def tiktoken_encoding(tokenizer, path):
+    info = to_tiktoken(tokenizer, path)
+    return tiktoken.Encoding("exported", mergeable_ranks=read_with_tiktoken(path), **info)
+
+
+def test_tiktoken_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
+    encoding = tiktoken_encoding(byte_tokenizer, tmp_path / "mine.tiktoken")
+    for text in corpus[1]:
+        ours = byte_tokenizer.encode(text, allowed_special="all")
+        assert encoding.encode(text, allowed_special="all") == ours
+        assert encoding.decode(ours) == byte_tokenizer.decode(ours)
+
+
+def test_huggingface_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    to_huggingface(byte_tokenizer, path)
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    texts = corpus[1]
+    theirs = [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)]
+    ours = [byte_tokenizer.encode(text, allowed_special="all") for text in texts]
+    assert theirs == ours
+    assert [reference.decode(ids, skip_special_tokens=False) for ids in ours] == texts
+
+
+def test_transformers_reads_the_exported_file(byte_tokenizer, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    path = tmp_path / "tokenizer.json"
+    to_huggingface(byte_tokenizer, path)
+    fast = transformers.PreTrainedTokenizerFast(tokenizer_file=str(path))
+    ours = byte_tokenizer.encode(MIXED, allowed_special="all")
+    assert fast.encode(MIXED, add_special_tokens=False) == ours
+    assert fast.decode(ours) == MIXED
+    assert len(fast) == byte_tokenizer.vocab_size
+
+
+def test_exported_files_load_back_with_the_same_ids(byte_tokenizer, corpus, tmp_path):
+    to_huggingface(byte_tokenizer, tmp_path / "tokenizer.json")
+    info = to_tiktoken(byte_tokenizer, tmp_path / "mine.tiktoken")
+    from_hf = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    from_tiktoken = load_tiktoken(tmp_path / "mine.tiktoken", pattern=info["pat_str"], special_tokens=info["special_tokens"])
+    text = corpus[1][0]
+    ours = byte_tokenizer.encode(text)
+    assert from_hf.encode(text) == from_tiktoken.encode(text) == ours
+    assert from_hf.special_tokens == from_tiktoken.special_tokens == byte_tokenizer.special_tokens
+
+
+def test_no_pattern_exports_the_whole_text_as_one_piece(corpus, tmp_path):
+    tokenizer = bytepair.train(corpus[0][:100_000], mode="byte", vocab_size=400)
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = corpus[1][0][:20_000]
+    assert encoding.encode_ordinary(text) == tokenizer.encode(text) == reference.encode(text, add_special_tokens=False).ids
+
+
+@pytest.fixture(scope="module")
+def exported(byte_tokenizer, tmp_path_factory):
+    """(tiktoken Encoding, HF Tokenizer) read from the files written for ``byte_tokenizer``."""
+    folder = tmp_path_factory.mktemp("exported")
+    info = to_tiktoken(byte_tokenizer, folder / "t.tiktoken")
+    ranks = read_with_tiktoken(folder / "t.tiktoken")
+    to_huggingface(byte_tokenizer, folder / "tokenizer.json")
+    return tiktoken.Encoding("exported", mergeable_ranks=ranks, **info), tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u2000\u2028\u3000\u200b'sStdmlLvreE1234567890.,!?/\\-") + [
+    "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "é", "e\u0301", "人", "<|pad|>", "<|endoftext|>",
+]
+# Cn excluded: HF's regex engine has older Unicode tables than tiktoken and bytepair, so
+# characters assigned since (e.g. the digits U+11DE0..) split differently there.
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=50).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=random_text)
+def test_random_text_in_both_exported_files(byte_tokenizer, exported, text):
+    encoding, reference = exported
+    ours = byte_tokenizer.encode(text, allowed_special="all")
+    assert encoding.encode(text, allowed_special="all") == ours
+    assert reference.encode(text, add_special_tokens=False).ids == ours
+
+
+# -- character mode and normalization --------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def char_tokenizers(wikitext_valid):
+    text = wikitext_valid[:200_000]
+    alphabet = wikitext_valid + "|"
+    return {
+        "seed 000 (no pattern)": bytepair.train(text, mode="char", vocab_size=600, base_text=alphabet),
+        "gpt2 pattern, specials": bytepair.train(text, mode="char", vocab_size=600, pattern="gpt2", special_tokens=SPECIALS, base_text=alphabet),
+        "byte fallback": bytepair.train(text, mode="char", vocab_size=600, pattern="llama3", byte_fallback=True),
+    }
+
+
+@pytest.mark.parametrize("case", ["seed 000 (no pattern)", "gpt2 pattern, specials", "byte fallback"])
+def test_character_level_exports_to_huggingface(char_tokenizers, wikitext_valid, tmp_path, case):
+    tokenizer = char_tokenizers[case]
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    texts = [wikitext_valid[300_000:330_000], "the  cat\n\n sat = 3 @,@ 000 <|pad|>"]
+    if tokenizer.byte_fallback:
+        texts.append("unknown: 你好 🌍 ﬁ")
+    for text in texts:
+        allowed = "all" if tokenizer.special_tokens else set()
+        ours = tokenizer.encode(text, allowed_special=allowed)
+        assert reference.encode(text, add_special_tokens=False).ids == ours
+        assert reference.decode(ours, skip_special_tokens=False) == text
+
+
+def test_character_level_cannot_be_a_tiktoken_file(char_tokenizers, tmp_path):
+    with pytest.raises(FormatError, match="character-level"):
+        to_tiktoken(char_tokenizers["seed 000 (no pattern)"], tmp_path / "t.tiktoken")
+    assert not (tmp_path / "t.tiktoken").exists()
+
+
+def test_normalization_exports_to_huggingface_but_not_tiktoken(corpus, tmp_path):
+    tokenizer = bytepair.train(corpus[0][:100_000], mode="byte", vocab_size=400, pattern="cl100k", normalization="NFKC")
+    with pytest.raises(FormatError, match="NFKC"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = "ﬁne ｆｕｌｌ width ² and e\u0301 " + corpus[1][0][:5000]
+    assert reference.encode(text, add_special_tokens=False).ids == tokenizer.encode(text)
+
+
+# -- vocabularies loaded from the libraries' files ----------------------------------------------------
+
+
+def test_a_loaded_tiktoken_vocabulary_writes_back_the_published_file(tmp_path):
+    tokenizer = bytepair.load("cl100k_base", path=data_file("vocab"))
+    to_tiktoken(tokenizer, tmp_path / "cl100k_base.tiktoken")
+    expected = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"  # tiktoken's hash
+    assert hashlib.sha256((tmp_path / "cl100k_base.tiktoken").read_bytes()).hexdigest() == expected
+    with pytest.raises(FormatError, match="tiktoken's rule"):
+        to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+
+
+def test_a_loaded_hf_vocabulary_writes_back_a_file_with_the_same_ids(tmp_path):
+    tokenizer = bytepair.load("llama3", path=data_file("vocab"))
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    original = tokenizers.Tokenizer.from_file(str(data_file("vocab/hf/llama3/tokenizer.json")))
+    written = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    text = MIXED + data_file("wikitext-2/valid.txt").read_text(encoding="utf-8")[:50_000]
+    assert written.encode(text, add_special_tokens=False).ids == original.encode(text, add_special_tokens=False).ids
+    with pytest.raises(FormatError, match="HF's rule"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+
+
+# -- where the libraries' rules differ from replay ------------------------------------------------------
+
+
+def hand_made(*merges, pattern=None):
+    return Tokenizer(mode="byte", merges=[(a.encode(), b.encode()) for a, b in merges], pattern=pattern)
+
+
+def strings(alphabet, longest):
+    return ["".join(p) for n in range(1, longest + 1) for p in itertools.product(alphabet, repeat=n)]
+
+
+def hf_ids_of(tokenizer, texts, tmp_path):
+    """What HF gives for a file written WITHOUT the exporter's check."""
+    import json
+
+    path = tmp_path / "unchecked.json"
+    path.write_text(json.dumps(huggingface_json(tokenizer)), encoding="utf-8")
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    return [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)]
+
+
+def test_a_pair_learned_twice_is_refused_for_hf_which_keeps_the_last_rank(tmp_path):
+    tokenizer = hand_made(("b", "a"), ("a", "b"), ("b", "a"))
+    # Replay: "b"+"a" first -> [a, ba]; HF ranks ("b","a") at its last line, after ("a","b").
+    assert tokenizer.encode("aba") == [97, 256]
+    assert hf_ids_of(tokenizer, ["aba"], tmp_path) == [[257, 97]]
+    with pytest.raises(FormatError, match="merge 2 .*repeats an earlier merge"):
+        to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    assert not (tmp_path / "tokenizer.json").exists()
+
+
+def test_a_rebuilt_value_used_as_a_half_before_is_refused_for_hf(tmp_path):
+    # "aaa" is built by merge 1, used by merges 2 and 3, then rebuilt by merge 4: after merge 4
+    # HF merges ("b", "aaa") again (rank 2), which replay has already passed.
+    tokenizer = hand_made(("a", "a"), ("a", "aa"), ("b", "aaa"), ("aaa", "aaa"), ("aa", "a"))
+    assert tokenizer.encode("bbaaa") == [98, 98, 257]
+    assert hf_ids_of(tokenizer, ["bbaaa"], tmp_path) == [[98, 258]]
+    with pytest.raises(FormatError, match="merge 4 .*builds b'aaa' again.*merge 2"):
+        to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+
+
+def test_a_harmless_rebuilt_value_exports_to_hf(tmp_path):
+    # "abc" is built twice, but nothing used it as a half in between: HF agrees everywhere.
+    tokenizer = hand_made(("a", "b"), ("b", "c"), ("ab", "c"), ("a", "bc"), ("abc", "a"))
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    texts = strings("abc", 7)
+    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [tokenizer.encode(t) for t in texts]
+
+
+def test_a_rebuilt_value_is_refused_for_tiktoken(tmp_path):
+    tokenizer = hand_made(("b", "b"), ("b", "bb"), ("bb", "b"), ("b", "bbb"))
+    ranks = {value: i for i, value in enumerate(tokenizer._token_bytes)}
+    encoding = tiktoken.Encoding("unchecked", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    # tiktoken finds "bbbb" whole; replay never builds it from ["bb", "bb"].
+    assert tokenizer.encode("bbbb") == [256, 256]
+    assert encoding.encode("bbbb") == [258]
+    with pytest.raises(FormatError, match="merge 2 .*builds b'bbb' again"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+    assert not (tmp_path / "t.tiktoken").exists()
+
+
+def test_a_token_that_replay_cannot_reach_is_refused_for_tiktoken_but_fine_for_hf(tmp_path):
+    tokenizer = hand_made(("a", "a"), ("a", "aa"))
+    ranks = {value: i for i, value in enumerate(tokenizer._token_bytes)}
+    encoding = tiktoken.Encoding("unchecked", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    assert tokenizer.encode("aaa") == [256, 97]  # replay: ("a","a") first, then ("a","aa") never meets
+    assert encoding.encode("aaa") == [257]  # tiktoken: the whole piece is a token
+    with pytest.raises(FormatError, match="token 257 .*b'aaa'"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    texts = strings("ab", 8)
+    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [tokenizer.encode(t) for t in texts]
+
+
+def test_trained_tokenizers_pass_both_checks(byte_tokenizer, tmp_path):
+    to_tiktoken(byte_tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(byte_tokenizer, tmp_path / "tokenizer.json")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.tiktoken", "tokenizer.json"]  # no temporary files left
