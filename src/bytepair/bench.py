@@ -29,6 +29,9 @@ import importlib.util
 import os
 import time
 
+# GPT-2's reversible map from bytes to printable characters (HF's ByteLevel alphabet).
+from .artifact import BYTE_TO_CHAR as BYTE_TO_UNICODE
+
 PEERS = ("tiktoken", "tokenizers", "rustbpe", "sentencepiece")
 
 
@@ -196,21 +199,6 @@ def vocab_reached(model):
 
 
 # -- one vocabulary in every library ----------------------------------------------------------
-
-
-def _byte_to_unicode():
-    """GPT-2's reversible map from bytes to printable characters (HF's ByteLevel alphabet)."""
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    mapping = {b: chr(b) for b in printable}
-    extra = 0
-    for b in range(256):
-        if b not in mapping:
-            mapping[b] = chr(256 + extra)
-            extra += 1
-    return mapping
-
-
-BYTE_TO_UNICODE = _byte_to_unicode()
 
 
 def _hf_string(value):

@@ -175,37 +175,29 @@ class Tokenizer:
         if self.rule != "replay":
             token_bytes, pair_table, whole_piece = self._foreign
             base_ids = [token_bytes[bytes([b])] for b in range(256)]
-            self._engine = _engine.Encoder(
-                mode="byte",
-                token_bytes=self._token_bytes,
-                base_ids=base_ids,
-                pair_table=pair_table,
-                whole_piece=whole_piece,
-                monotonic=False,
-                pattern=scanner,
-                fallback_ids=None,
-            )
-            return
-        ids = {value: i for i, value in enumerate(self._values)}
-        pair_table = {}
-        for rank, (left, right) in enumerate(self.merges):
-            # subtle: a merge list (from a file) can learn the same pair twice; replay applies
-            # it at each of its ranks, so the engine gets every rank.
-            ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
-            ranks.append(rank)
-        if self.mode == "byte":
-            base_ids = list(range(256))
+            monotonic, fallback_ids = False, None
         else:
-            base_ids = {ord(c): i for i, c in enumerate(self.base_tokens)}
+            ids = {value: i for i, value in enumerate(self._values)}
+            pair_table = {}
+            for rank, (left, right) in enumerate(self.merges):
+                # subtle: a merge list (from a file) can learn the same pair twice; replay
+                # applies it at each of its ranks, so the engine gets every rank.
+                ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
+                ranks.append(rank)
+            if self.mode == "byte":
+                base_ids = list(range(256))
+            else:
+                base_ids = {ord(c): i for i, c in enumerate(self.base_tokens)}
+            whole_piece, monotonic, fallback_ids = False, True, self._fallback_ids
         self._engine = _engine.Encoder(
             mode=self.mode,
             token_bytes=self._token_bytes,
             base_ids=base_ids,
             pair_table=pair_table,
-            whole_piece=False,
-            monotonic=True,
+            whole_piece=whole_piece,
+            monotonic=monotonic,
             pattern=scanner,
-            fallback_ids=self._fallback_ids,
+            fallback_ids=fallback_ids,
         )
 
     # -- properties ----------------------------------------------------------------------
