@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 from .errors import BytepairError, UsageError
+from .normalize import normalize
 
 # Subpackages that add their own commands with ``register(subparsers)``.
 COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench")
@@ -143,18 +144,12 @@ def _run_train(args):
     elapsed = time.perf_counter() - started
     tokenizer.save(args.output)
     sample = _round_trip_sample(tokenizer, texts[0])
-    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == tokenizer_normalized(tokenizer, sample)
+    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
     print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
     print(f"fingerprint {tokenizer.fingerprint}")
     print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
     print(f"saved {args.output}")
     return 0 if ok else 1
-
-
-def tokenizer_normalized(tokenizer, text):
-    from .normalize import normalize
-
-    return normalize(text, tokenizer.normalization)
 
 
 def _round_trip_sample(tokenizer, text):

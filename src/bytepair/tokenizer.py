@@ -311,9 +311,6 @@ class Tokenizer:
             return function(*args)
         except _engine.UnknownCharacters as error:
             raise UnknownCharactersError(error.characters) from None
-        except UnicodeEncodeError:
-            # Lone surrogates have no UTF-8; like tiktoken, encode them as U+FFFD.
-            return function(*[_without_surrogates(a) for a in args])
 
     # -- decoding ------------------------------------------------------------------------
 
@@ -427,14 +424,6 @@ def _vocabulary(base_values, merges):
             seen.add(merged)
             values.append(merged)
     return values
-
-
-def _without_surrogates(value):
-    if isinstance(value, str):
-        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    if isinstance(value, list):
-        return [_without_surrogates(v) for v in value]
-    return value
 
 
 def _as_bytes(value):

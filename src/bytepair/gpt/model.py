@@ -59,14 +59,19 @@ class GPTConfig:
     @classmethod
     def from_dict(cls, values: dict) -> GPTConfig:
         """Inverse of ``to_dict``; unknown or missing fields are a ``GPTSettingError``."""
-        names = {field.name for field in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - names)
-        if unknown:
-            raise GPTSettingError(f"unknown model settings {unknown!r}; expected some of {sorted(names)!r}")
-        try:
-            return cls(**values)
-        except TypeError as error:
-            raise GPTSettingError(f"incomplete model settings {values!r}: {error}") from None
+        return settings_from_dict(cls, values, "model")
+
+
+def settings_from_dict(cls, values, kind):
+    """A settings dataclass from plain values; unknown or missing fields are a ``GPTSettingError``."""
+    names = {item.name for item in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - names)
+    if unknown:
+        raise GPTSettingError(f"unknown {kind} settings {unknown!r}; expected some of {sorted(names)!r}")
+    try:
+        return cls(**values)
+    except TypeError as error:
+        raise GPTSettingError(f"incomplete {kind} settings {values!r}: {error}") from None
 
 
 class CausalSelfAttention(nn.Module):

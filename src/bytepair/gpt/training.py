@@ -25,7 +25,7 @@ from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_mo
 from bytepair.gpt.data import EncodedData, aligned_spans, load_encoded, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
-from bytepair.gpt.model import GPT, GPTConfig
+from bytepair.gpt.model import GPT, GPTConfig, settings_from_dict
 
 # AdamW's betas as in GPT-2/nanoGPT: a shorter second-moment memory than the default 0.999,
 # which keeps small, noisy-batch runs stable.
@@ -76,12 +76,8 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, values: dict) -> TrainConfig:
-        """Inverse of ``to_dict``; unknown fields are a ``GPTSettingError``."""
-        names = {item.name for item in dataclasses.fields(cls)}
-        unknown = sorted(set(values) - names)
-        if unknown:
-            raise GPTSettingError(f"unknown training settings {unknown!r}; expected some of {sorted(names)!r}")
-        return cls(**values)
+        """Inverse of ``to_dict``; unknown or missing fields are a ``GPTSettingError``."""
+        return settings_from_dict(cls, values, "training")
 
 
 def _check_positive_int(name, value):
