@@ -251,7 +251,10 @@ def test_all_stdlib_code_cl100k(pairs):
 ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-") + [
     "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "\U0001F3FD", "é", "e\u0301", "人", "한", "ا", "\u0939\u093f",
 ]
-random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map("".join)
+# Cn (unassigned in this Python's Unicode tables) excluded: the `regex` module, whose tables the
+# scanner takes, follows the newest Unicode, and tiktoken's Rust regex may not yet;
+# test_newest_unicode_letters_split_like_regex pins the known case.
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=60).map("".join)
 runs = st.tuples(st.sampled_from([" ", "\n", "a", "1", "é", "!", "\t", "人"]), st.integers(1, 400)).map(lambda pair: pair[0] * pair[1])
 
 
@@ -261,6 +264,17 @@ runs = st.tuples(st.sampled_from([" ", "\n", "a", "1", "é", "!", "\t", "人"]),
 def test_random_unicode(pairs, label, text):
     tokenizer, encoding = pairs[label]
     assert_same(tokenizer, encoding, text, "random text")
+
+
+@pytest.mark.xfail(strict=True, reason="regex's Unicode 17 tables read U+3D000 as a letter (Lo), tiktoken's Rust tables do not; bytepair's scanner follows regex")
+def test_newest_unicode_letters_split_like_regex(pairs):
+    import regex
+
+    tokenizer, encoding = pairs["o200k_base"]
+    text = "\U0003d000's"
+    assert regex.fullmatch(r"\p{L}", text[0])
+    assert tokenizer.split(text) == [text]  # the letter, then its contraction: one piece
+    assert tokenizer.encode_ordinary(text) == encoding.encode_ordinary(text)  # tiktoken: ..., "'", "s"
 
 
 @pytest.mark.parametrize("label", ["cl100k_base", "o200k_base"])

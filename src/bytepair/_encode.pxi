@@ -57,9 +57,9 @@ cdef extern from *:
     static const uint32_t NO_RANK = 0xFFFFFFFFu;
     static const size_t SHORT_PIECE = 64;        // symbols; above this, the heap
     static const size_t BUCKET_PIECE = 1u << 16; // symbols; above this, replay uses buckets
+    static const size_t SHORT_KEY = 24;          // UTF-8 bytes; up to this, keys live in the slot
     static const size_t CACHE_MAX_BYTES = 64;    // longer pieces are not cached
-    static const size_t CACHE_SLOTS = 1u << 17;
-    static const size_t CACHE_LIMIT = 1u << 16;  // entries before the cache is emptied
+    static const size_t CACHE_LIMIT = 1u << 16;  // entries before a cache is emptied
     static const size_t MAX_IDLE_WORKERS = 64;
 
     static inline uint64_t mix64(uint64_t x) {
@@ -68,19 +68,55 @@ cdef extern from *:
         return x ^ (x >> 33);
     }
 
+    // Keys longer than SHORT_KEY (so n >= 8): whole words, then the last 8 bytes, which may
+    // overlap the words already read (copying the tail byte by byte into a word stalled the
+    // load that read it back: 15% of encoding time in perf).
     static inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
-        uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL);
-        while (n >= 8) {
-            uint64_t word;
-            std::memcpy(&word, p, 8);
+        uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL), word;
+        for (size_t k = 0; k + 8 <= n; k += 8) {
+            std::memcpy(&word, p + k, 8);
             h = (h ^ word) * 0x9FB21C651E98DF25ULL;
             h ^= h >> 29;
-            p += 8; n -= 8;
         }
-        uint64_t tail = 0;
-        std::memcpy(&tail, p, n);
-        h = mix64(h ^ tail);
+        std::memcpy(&word, p + n - 8, 8);
+        h = mix64(h ^ word);
         return h ? h : 1;  // 0 marks an empty slot
+    }
+
+    // A key of at most SHORT_KEY bytes packed into three zero-padded words, in byte order in
+    // memory (so `bytes()` reads it back), compared and hashed as words.
+    #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    #define BP_BYTE_SHIFT(k) (56 - 8 * (k))
+    #else
+    #define BP_BYTE_SHIFT(k) (8 * (k))
+    #endif
+    struct ShortKey {
+        uint64_t w[3];
+        uint32_t len;
+        const uint8_t* bytes() const { return (const uint8_t*)w; }
+        inline uint64_t hash() const {
+            return mix64((w[0] * 0x9E3779B97F4A7C15ULL) ^ (w[1] * 0xC2B2AE3D27D4EB4FULL)
+                         ^ (w[2] * 0x165667B19E3779F9ULL) ^ len);
+        }
+    };
+
+    // Code units -> key, when every one is ASCII (then they are the UTF-8 bytes) and they fit.
+    template <class C> static inline bool pack_ascii(const C* p, size_t len, ShortKey& key) {
+        if (len > SHORT_KEY) return false;
+        key.w[0] = key.w[1] = key.w[2] = 0;
+        for (size_t k = 0; k < len; ++k) {
+            uint32_t c = p[k];
+            if (c >= 0x80) return false;
+            key.w[k >> 3] |= uint64_t(c) << BP_BYTE_SHIFT(k & 7);
+        }
+        key.len = uint32_t(len);
+        return true;
+    }
+
+    static inline void pack_bytes(const uint8_t* p, size_t len, ShortKey& key) {  // len <= SHORT_KEY
+        key.w[0] = key.w[1] = key.w[2] = 0;
+        for (size_t k = 0; k < len; ++k) key.w[k >> 3] |= uint64_t(p[k]) << BP_BYTE_SHIFT(k & 7);
+        key.len = uint32_t(len);
     }
 
     // (left, right) -> ranks and merged id; ranks beyond the first only for pairs learned twice.
@@ -150,11 +186,65 @@ cdef extern from *:
         std::unordered_map<uint64_t, std::vector<uint32_t>> later_;
     };
 
-    // Bytes -> a run of ids, open addressing. `grow`: rehash when half full (the vocabulary);
-    // otherwise the owner empties it at `limit` entries (the piece cache).
+    // Short key -> a run of ids, open addressing, 32-byte slots that hold the key and, for a
+    // single id (most pieces), the id itself: a lookup reads one slot and nothing else. Grows
+    // when half full, so a cache costs memory in proportion to the pieces it has seen.
+    class ShortMap {
+      public:
+        ShortMap() { slots_.assign(1024, Slot{}); }
+        inline const uint32_t* find(const ShortKey& key, uint64_t h, size_t* count) const {
+            size_t mask = slots_.size() - 1, i = h & mask;
+            for (;; i = (i + 1) & mask) {
+                const Slot& s = slots_[i];
+                if (s.len == key.len && s.w[0] == key.w[0] && s.w[1] == key.w[1] && s.w[2] == key.w[2]) {
+                    *count = s.count;
+                    return s.count == 1 ? &s.value : &ids_[s.value];
+                }
+                if (s.len == 0) return nullptr;
+            }
+        }
+        void insert(const ShortKey& key, uint64_t h, const uint32_t* ids, size_t count) {
+            if (2 * (entries_ + 1) > slots_.size()) grow();
+            Slot slot{{key.w[0], key.w[1], key.w[2]}, uint16_t(key.len), uint16_t(count), ids[0]};
+            if (count != 1) {
+                slot.value = uint32_t(ids_.size());
+                ids_.insert(ids_.end(), ids, ids + count);
+            }
+            place(slot, h);
+            ++entries_;
+        }
+        void clear() {
+            slots_.assign(1024, Slot{});
+            ids_.clear();
+            entries_ = 0;
+        }
+        size_t entries() const { return entries_; }
+
+      private:
+        // ShortKey's fields with the id count beside the length: 32 bytes, two per cache line
+        struct Slot { uint64_t w[3] = {0, 0, 0}; uint16_t len = 0, count = 0; uint32_t value = 0; };
+        void place(const Slot& slot, uint64_t h) {
+            size_t mask = slots_.size() - 1, i = h & mask;
+            while (slots_[i].len) i = (i + 1) & mask;
+            slots_[i] = slot;
+        }
+        void grow() {
+            std::vector<Slot> old;
+            old.swap(slots_);
+            slots_.assign(old.size() * 2, Slot{});
+            for (const Slot& s : old)
+                if (s.len) place(s, ShortKey{{s.w[0], s.w[1], s.w[2]}, s.len}.hash());
+        }
+        std::vector<Slot> slots_;
+        std::vector<uint32_t> ids_;
+        size_t entries_ = 0;
+    };
+
+    // Longer bytes -> a run of ids, open addressing, keys and ids in arrays beside the slots.
+    // Grows when half full.
     class PieceMap {
       public:
-        explicit PieceMap(size_t slots) { slots_.assign(slots, Slot{0, 0, 0, 0, 0}); }
+        PieceMap() { slots_.assign(64, Slot{0, 0, 0, 0, 0}); }
         inline const uint32_t* find(const uint8_t* key, size_t len, uint64_t h, size_t* count) const {
             size_t mask = slots_.size() - 1, i = h & mask;
             while (slots_[i].hash) {
@@ -175,7 +265,7 @@ cdef extern from *:
             ++entries_;
         }
         void clear() {
-            std::fill(slots_.begin(), slots_.end(), Slot{0, 0, 0, 0, 0});
+            slots_.assign(64, Slot{0, 0, 0, 0, 0});
             keys_.clear(); ids_.clear(); entries_ = 0;
         }
         size_t entries() const { return entries_; }
@@ -199,10 +289,19 @@ cdef extern from *:
         size_t entries_ = 0;
     };
 
+    // A piece's UTF-8; the buffer only grows (a vector resized down and up again zero-fills).
+    struct Utf8Buffer {
+        std::vector<uint8_t> bytes;
+        size_t length = 0;
+        const uint8_t* data() const { return bytes.data(); }
+        size_t size() const { return length; }
+    };
+
     // One thread's scratch space and piece cache.
     struct Worker {
-        PieceMap cache{CACHE_SLOTS};
-        std::vector<uint8_t> utf8;
+        ShortMap cache;                                    // pieces of up to SHORT_KEY bytes
+        PieceMap long_cache;                               // up to CACHE_MAX_BYTES
+        Utf8Buffer utf8;
         std::vector<uint32_t> symbols, ranks, merged;      // short pieces
         std::vector<uint32_t> next, prev;                  // long pieces
         std::vector<uint64_t> heap;
@@ -226,11 +325,11 @@ cdef extern from *:
         return o;
     }
 
-    template <class C> static inline void utf8_encode(const C* p, size_t n, std::vector<uint8_t>& out) {
-        out.resize(4 * n);
-        uint8_t* o = out.data();
+    template <class C> static inline void utf8_encode(const C* p, size_t n, Utf8Buffer& out) {
+        if (out.bytes.size() < 4 * n) out.bytes.resize(4 * n);
+        uint8_t* o = out.bytes.data();
         for (size_t k = 0; k < n; ++k) o = put_utf8(p[k], o);
-        out.resize(o - out.data());
+        out.length = size_t(o - out.bytes.data());
     }
 
     struct EncoderCore {
@@ -242,7 +341,8 @@ cdef extern from *:
         bool has_fallback = false;
         uint32_t fallback[256];
         PairTable pairs;
-        PieceMap vocab{1024};                               // whole-piece lookup
+        ShortMap short_vocab;                               // whole-piece lookup
+        PieceMap long_vocab;
         std::mutex pool_mutex;
         std::vector<std::unique_ptr<Worker>> idle;
 
@@ -262,9 +362,17 @@ cdef extern from *:
         }
         void add_token(const char* bytes, size_t n, uint32_t id) {
             const uint8_t* key = (const uint8_t*)bytes;
-            uint64_t h = hash_bytes(key, n);
             size_t count;
-            if (!vocab.find(key, n, h, &count)) vocab.insert(key, n, h, &id, 1);
+            if (n == 0) return;  // pieces are never empty
+            if (n <= SHORT_KEY) {
+                ShortKey packed;
+                pack_bytes(key, n, packed);
+                uint64_t h = packed.hash();
+                if (!short_vocab.find(packed, h, &count)) short_vocab.insert(packed, h, &id, 1);
+            } else {
+                uint64_t h = hash_bytes(key, n);
+                if (!long_vocab.find(key, n, h, &count)) long_vocab.insert(key, n, h, &id, 1);
+            }
         }
         void finish() { pairs.build(); }
 
@@ -452,40 +560,74 @@ cdef extern from *:
         return known;
     }
 
-    // Appends the ids of one piece: cache, then whole-piece lookup, then merging.
+    static inline void merge_symbols(const EncoderCore& core, Worker& w) {
+        if (w.symbols.size() > SHORT_PIECE) merge_long(core, w);
+        else if (w.symbols.size() > 1) merge_short(core, w);
+    }
+
+    // A piece whose UTF-8 is `key` (nearly all pieces): cache, whole-piece lookup, merging.
     template <class C>
-    static inline void encode_piece(const EncoderCore& core, Worker& w, const C* p, size_t len,
-                                    bool ascii, std::vector<uint32_t>& out) {
-        const uint8_t* key = nullptr;
-        size_t key_len = 0;
-        bool need_bytes = !core.char_mode || core.whole_piece || len <= CACHE_MAX_BYTES;
-        if (need_bytes) {
-            if (sizeof(C) == 1 && ascii) { key = (const uint8_t*)p; key_len = len; }
-            else { utf8_encode(p, len, w.utf8); key = w.utf8.data(); key_len = w.utf8.size(); }
-        }
-        bool cacheable = need_bytes && key_len <= CACHE_MAX_BYTES;
-        uint64_t h = 0;
+    static inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t len,
+                                    const ShortKey& key, std::vector<uint32_t>& out) {
+        uint64_t h = key.hash();
         size_t count;
-        if (cacheable) {
-            h = hash_bytes(key, key_len);
-            const uint32_t* hit = w.cache.find(key, key_len, h, &count);
-            if (hit) { out.insert(out.end(), hit, hit + count); return; }
+        const uint32_t* found = w.cache.find(key, h, &count);
+        if (found) {
+            if (count == 1) out.push_back(*found);
+            else out.insert(out.end(), found, found + count);
+            return;
         }
         size_t start = out.size();
-        const uint32_t* whole = nullptr;
-        if (core.whole_piece) whole = core.vocab.find(key, key_len, cacheable ? h : hash_bytes(key, key_len), &count);
-        if (whole) {
-            out.push_back(*whole);
+        if (core.whole_piece && (found = core.short_vocab.find(key, h, &count))) {
+            out.push_back(*found);
         } else {
-            if (!initial_symbols(core, w, p, len, key, key_len)) return;
-            if (w.symbols.size() > SHORT_PIECE) merge_long(core, w);
-            else if (w.symbols.size() > 1) merge_short(core, w);
+            if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
+            merge_symbols(core, w);
+            out.insert(out.end(), w.symbols.begin(), w.symbols.end());
+        }
+        if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
+        w.cache.insert(key, h, out.data() + start, out.size() - start);
+    }
+
+    // A longer piece, given as UTF-8 (`utf8`, or nullptr in char mode when nothing needs it).
+    template <class C>
+    static void encode_long(const EncoderCore& core, Worker& w, const C* p, size_t len,
+                            const uint8_t* utf8, size_t utf8_len, std::vector<uint32_t>& out) {
+        bool cacheable = utf8 && utf8_len <= CACHE_MAX_BYTES;
+        uint64_t h = utf8 ? hash_bytes(utf8, utf8_len) : 0;
+        size_t count;
+        const uint32_t* found = cacheable ? w.long_cache.find(utf8, utf8_len, h, &count) : nullptr;
+        if (found) { out.insert(out.end(), found, found + count); return; }
+        size_t start = out.size();
+        if (core.whole_piece && (found = core.long_vocab.find(utf8, utf8_len, h, &count))) {
+            out.push_back(*found);
+        } else {
+            if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
+            merge_symbols(core, w);
             out.insert(out.end(), w.symbols.begin(), w.symbols.end());
         }
         if (cacheable) {
-            if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
-            w.cache.insert(key, key_len, h, out.data() + start, out.size() - start);
+            if (w.long_cache.entries() >= CACHE_LIMIT) w.long_cache.clear();
+            w.long_cache.insert(utf8, utf8_len, h, out.data() + start, out.size() - start);
         }
+    }
+
+    // Appends the ids of one piece (`ascii`: the whole text is ASCII, so p is its UTF-8).
+    template <class C>
+    static inline void encode_piece(const EncoderCore& core, Worker& w, const C* p, size_t len,
+                                    bool ascii, std::vector<uint32_t>& out) {
+        ShortKey key;
+        if (pack_ascii(p, len, key)) return encode_short(core, w, p, len, key, out);
+        if (sizeof(C) == 1 && ascii) return encode_long(core, w, p, len, (const uint8_t*)p, len, out);
+        // char mode needs no bytes for a long piece it neither caches nor looks up whole
+        if (core.char_mode && !core.whole_piece && len > CACHE_MAX_BYTES)
+            return encode_long(core, w, p, len, nullptr, 0, out);
+        utf8_encode(p, len, w.utf8);
+        if (w.utf8.size() <= SHORT_KEY) {
+            pack_bytes(w.utf8.data(), w.utf8.size(), key);
+            return encode_short(core, w, p, len, key, out);
+        }
+        encode_long(core, w, p, len, w.utf8.data(), w.utf8.size(), out);
     }
 
     template <class C>
@@ -495,6 +637,7 @@ cdef extern from *:
             if (n) encode_piece(core, w, s, n, ascii, out);
             return;
         }
+        out.reserve(out.size() + n / 3 + 16);  // ~4 characters per token in prose: one allocation
         Scanner<C> scanner(s, n, core.pattern);
         size_t start, end;
         while (scanner.next(start, end)) encode_piece(core, w, s + start, end - start, ascii, out);
