@@ -402,6 +402,40 @@ def test_tiktoken_rule_on_udhr(cl100k, key):
     assert encoder.encode_batch([text, text[:100]], 2) == encoding.encode_ordinary_batch([text, text[:100]])
 
 
+# Past 2**16 symbols every rule walks one bucket of positions per rank instead of the heap.
+HUGE = 70_000
+
+
+@pytest.mark.parametrize("alphabet", ["x", "ab", "abcdefghij", "aé人"])
+def test_tiktoken_rule_on_huge_pieces(cl100k, alphabet):
+    encoder, encoding = cl100k
+    rng = random.Random(5)
+    text = "".join(rng.choice(alphabet) for _ in range(HUGE))
+    assert encoder.split(text) == [text]  # one piece of letters
+    assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
+
+
+def test_tiktoken_rule_goes_back_to_a_lower_rank_on_huge_pieces():
+    # "bc" (rank 257) merges first, and makes the pair ("a", "bc") of rank 256: lower than
+    # the rank just applied, which replay never does and tiktoken's rule must honour
+    tiktoken = pytest.importorskip("tiktoken")
+    ranks = {bytes([b]): b for b in range(256)} | {b"abc": 256, b"bc": 257}
+    token_bytes = [None] * 258
+    for value, rank in ranks.items():
+        token_bytes[rank] = value
+    pair_table = {(ord("a"), 257): (256, 256), (ord("b"), ord("c")): (257, 257)}
+    encoder = _engine.Encoder(
+        mode="byte", token_bytes=token_bytes, base_ids=list(range(256)), pair_table=pair_table,
+        whole_piece=True, monotonic=False, pattern=None, fallback_ids=None,
+    )
+    encoding = tiktoken.Encoding("abc", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    rng = random.Random(3)
+    mixed = "".join(rng.choice(["abc", "bc", "a", "c", "ab"]) for _ in range(HUGE))
+    for text in [mixed, mixed[:3000], mixed[:60]]:  # buckets, heap, short
+        assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
+    assert encoder.encode_ordinary("abc" * HUGE) == [256] * HUGE
+
+
 @pytest.mark.slow
 def test_tiktoken_rule_on_wikitext_and_stdlib_source(cl100k):
     import sysconfig
@@ -460,6 +494,15 @@ def llama3():
         pattern="llama3", fallback_ids=None,
     )
     return encoder, tokenizers.Tokenizer.from_file(str(path))
+
+
+@pytest.mark.parametrize("alphabet", ["x", "abcdefghij", "aé人"])
+def test_hf_rule_on_huge_pieces(llama3, alphabet):
+    encoder, hf = llama3
+    rng = random.Random(9)
+    text = "".join(rng.choice(alphabet) for _ in range(HUGE))
+    assert encoder.split(text) == [text]
+    assert encoder.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
 
 
 @pytest.mark.parametrize("key", ["eng", "cmn_hans", "arb", "hin", "rus", "tha"])

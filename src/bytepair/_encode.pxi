@@ -14,22 +14,25 @@
 #   learns twice keeps all its ranks: keeping only the first was wrong (hypothesis found
 #   lists where a pair reappears after a later merge rebuilds one of its parts).
 # - Short pieces (<= SHORT_PIECE symbols, nearly all of them): tiktoken's O(n^2) scan over a
-#   small array. Long ones (a 10 MB run of one character, a whole text with no pattern): a
-#   linked list with a binary heap of (rank, position), O(n log n); for replay on pieces over
-#   BUCKET_PIECE symbols, one bucket of positions per rank instead (new pairs always rank
-#   higher, so the buckets are walked in order): perf showed 2.5x less CPU than the heap on
-#   10.8M characters of WikiText-2 with 300 merges (about 3 s in all with the heap). All
-#   three pick the same merge at every step; the tests cross both thresholds.
+#   small array. Long ones: a linked list with a binary heap of (rank, position),
+#   O(n log n). Huge ones (over BUCKET_PIECE symbols: a 1 MB run of one character, a whole
+#   text with no pattern): one bucket of positions per rank, walked from the lowest rank with
+#   work left, O(n + ranks): 7x less time than the heap on 'x' * 2**20 with cl100k, so such a
+#   run costs about what 1 MB of prose does. All three pick the same merge at every step;
+#   the tests cross both thresholds, for every rule.
 # - Own open-addressing tables for pairs, the vocabulary and the cache, instead of
 #   std::unordered_map: 1.5-3x fewer ns per random lookup in a micro-benchmark with 233K
 #   pairs (cl100k's size), since a probe reads flat memory instead of chasing a node.
-# - A cache per worker (UTF-8 of the piece -> ids) for pieces up to CACHE_MAX_BYTES, emptied
-#   when it holds CACHE_LIMIT entries: most pieces of real text repeat, so most cost one
-#   hash and one probe. Keys are UTF-8, not code points, so that a piece hits the cache
-#   whichever str width it came from.
+# - Keys are the piece's UTF-8 (so a piece hits whichever str width it came from). Those of up
+#   to SHORT_KEY = 24 bytes, nearly every piece, are packed into three words inside a 32-byte
+#   slot beside the id: one lookup reads one slot. perf on WikiText-2 valid showed the old
+#   layout (slot -> key array -> id array) waiting on memory for half of encoding time.
+# - A cache per worker (piece -> ids) for pieces up to CACHE_MAX_BYTES, grown as it fills and
+#   emptied at CACHE_LIMIT entries: most pieces of real text repeat, so most cost one hash
+#   and one probe of a table small enough to stay in the CPU's cache.
 # - The GIL is released while scanning and merging; batches run on plain std::threads, each
 #   with its own worker (scratch buffers and cache) taken from a pool.
-# Result: 5-7x tiktoken's single-thread encode_ordinary on cl100k (bench/encode_quick.py).
+# Result: 5-7x tiktoken's single-thread encode_ordinary on cl100k (bench/run.py --only encode).
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
 from libc.stdint cimport uint16_t, uint32_t, uint64_t
@@ -56,7 +59,7 @@ cdef extern from *:
     static const uint32_t NO_ID = 0xFFFFFFFFu;
     static const uint32_t NO_RANK = 0xFFFFFFFFu;
     static const size_t SHORT_PIECE = 64;        // symbols; above this, the heap
-    static const size_t BUCKET_PIECE = 1u << 16; // symbols; above this, replay uses buckets
+    static const size_t BUCKET_PIECE = 1u << 16; // symbols; above this, rank buckets
     static const size_t SHORT_KEY = 24;          // UTF-8 bytes; up to this, keys live in the slot
     static const size_t CACHE_MAX_BYTES = 64;    // longer pieces are not cached
     static const size_t CACHE_LIMIT = 1u << 16;  // entries before a cache is emptied
@@ -158,6 +161,10 @@ cdef extern from *:
             const std::vector<uint32_t>& ranks = later_.at(slot->key);
             auto it = std::lower_bound(ranks.begin(), ranks.end(), floor);
             return it == ranks.end() ? NO_RANK : *it;
+        }
+        // Starts loading the pair's slot, so that several lookups wait on memory together.
+        inline void prefetch(uint32_t left, uint32_t right) const {
+            if (!slots_.empty()) __builtin_prefetch(&slots_[mix64(key(left, right)) & mask_]);
         }
         inline uint32_t merged_of(uint32_t left, uint32_t right) const {
             return find_slot(key(left, right))->merged & ~MORE;
@@ -402,6 +409,9 @@ cdef extern from *:
         size_t n = ids.size();
         ranks.resize(n);
         merged.resize(n);
+        // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs
+        // at once rather than waiting for each in turn
+        for (size_t i = 0; i + 1 < n; ++i) core.pairs.prefetch(ids[i], ids[i + 1]);
         for (size_t i = 0; i + 1 < n; ++i)
             ranks[i] = core.pairs.rank_at_least(ids[i], ids[i + 1], 0, &merged[i]);
         ranks[n - 1] = NO_RANK;
@@ -498,27 +508,60 @@ cdef extern from *:
         piece.collect();
     }
 
-    // Rule "replay" on huge pieces: new pairs always rank above the one being applied, so
-    // one bucket of positions per rank, each walked left to right, replaces the heap. O(n + M)
-    // plus sorting the buckets that were filled out of order. 2.5x faster than the heap on
-    // 10M characters (the heap's sift-downs miss the cache at every level).
+    // Huge pieces (a 1 MB run of one character): one bucket of positions per rank instead of
+    // the heap, each walked left to right, and a pointer to the lowest rank with work left.
+    // A merge at rank r never makes a pair of rank r (the new pair's value is longer than the
+    // value just made, and in replay it ranks above r), so the bucket being walked never
+    // grows. Replay only makes higher ranks; tiktoken's and HF's rules can make a lower one,
+    // and then the walk goes down to it and later resumes the bucket it left where it stopped.
+    // A bucket that got positions out of order is sorted before it is walked. O(n + ranks)
+    // plus those sorts; 7x less time than the heap on 'x' * 2**20 with cl100k, 2.5x on
+    // 10.8M characters of WikiText-2 with 300 replayed merges (the heap's sift-downs miss the
+    // cache at every level).
     static void merge_long_buckets(const EncoderCore& core, Worker& w) {
         LongPiece piece(core, w);
-        std::vector<std::vector<uint32_t>> buckets(size_t(core.pairs.max_rank()) + 1);
-        std::vector<bool> unsorted(buckets.size(), false);
+        const size_t ranks = size_t(core.pairs.max_rank()) + 1;
+        std::vector<std::vector<uint32_t>> buckets(ranks);
+        std::vector<uint32_t> walked(ranks, 0);               // positions before it are done
+        std::vector<bool> unsorted(ranks, false);
+        std::vector<uint64_t> has_work((ranks + 63) / 64, 0);  // bit r: bucket r has positions left
+        size_t lowest_new = ranks;
         auto queue = [&](uint32_t r, uint32_t i) {
             std::vector<uint32_t>& bucket = buckets[r];
-            if (!bucket.empty() && bucket.back() > i) unsorted[r] = true;
+            if (bucket.size() > walked[r] && bucket.back() > i) unsorted[r] = true;
             bucket.push_back(i);
+            has_work[r >> 6] |= 1ULL << (r & 63);
+            lowest_new = std::min(lowest_new, size_t(r));
+        };
+        auto first_with_work = [&](size_t r) {  // the lowest rank >= r with work left, or `ranks`
+            size_t word = r >> 6;
+            if (word >= has_work.size()) return ranks;
+            uint64_t bits = has_work[word] & (~0ULL << (r & 63));
+            while (!bits) {
+                if (++word == has_work.size()) return ranks;
+                bits = has_work[word];
+            }
+            return (word << 6) + size_t(__builtin_ctzll(bits));
         };
         for (uint32_t i = 0; i < piece.n; ++i)
-            if (piece.rank[i] != NO_RANK) buckets[piece.rank[i]].push_back(i);
-        for (uint32_t r = 0; r < buckets.size(); ++r) {
-            std::vector<uint32_t> bucket;
-            bucket.swap(buckets[r]);
-            if (unsorted[r]) std::sort(bucket.begin(), bucket.end());
-            for (uint32_t i : bucket)
-                if (piece.rank[i] == r) piece.merge_at(i, r, queue);
+            if (piece.rank[i] != NO_RANK) queue(piece.rank[i], i);
+        for (size_t r = first_with_work(0); r < ranks;) {
+            std::vector<uint32_t>& bucket = buckets[r];
+            if (unsorted[r]) {
+                std::sort(bucket.begin() + walked[r], bucket.end());
+                unsorted[r] = false;
+            }
+            lowest_new = ranks;
+            while (walked[r] < bucket.size() && lowest_new > r) {
+                uint32_t i = bucket[walked[r]++];
+                if (piece.rank[i] == r) piece.merge_at(i, uint32_t(r), queue);
+            }
+            if (walked[r] == bucket.size()) {
+                std::vector<uint32_t>().swap(bucket);
+                walked[r] = 0;
+                has_work[r >> 6] &= ~(1ULL << (r & 63));
+            }
+            r = lowest_new < r ? lowest_new : first_with_work(r);
         }
         piece.collect();
     }
@@ -527,7 +570,7 @@ cdef extern from *:
         size_t n = w.symbols.size();
         if (n >= 0xFFFFFFFFu) throw std::overflow_error("a piece of 2**32 symbols or more; encode it in parts");
         // the buckets cost O(ranks) to set up: worth it only for pieces much longer than that
-        if (core.monotonic && n >= BUCKET_PIECE && core.pairs.max_rank() < 4 * n) merge_long_buckets(core, w);
+        if (n >= BUCKET_PIECE && core.pairs.max_rank() < 4 * n) merge_long_buckets(core, w);
         else merge_long_heap(core, w);
     }
 
@@ -571,20 +614,19 @@ cdef extern from *:
                                     const ShortKey& key, std::vector<uint32_t>& out) {
         uint64_t h = key.hash();
         size_t count;
-        const uint32_t* found = w.cache.find(key, h, &count);
-        if (found) {
+        // the vocabulary first: it is shared by every thread, so none of them learns a
+        // single-token piece again; the worker's cache then only holds what merging made
+        const uint32_t* found = core.whole_piece ? core.short_vocab.find(key, h, &count) : nullptr;
+        if (found) { out.push_back(*found); return; }
+        if ((found = w.cache.find(key, h, &count))) {
             if (count == 1) out.push_back(*found);
             else out.insert(out.end(), found, found + count);
             return;
         }
         size_t start = out.size();
-        if (core.whole_piece && (found = core.short_vocab.find(key, h, &count))) {
-            out.push_back(*found);
-        } else {
-            if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
-            merge_symbols(core, w);
-            out.insert(out.end(), w.symbols.begin(), w.symbols.end());
-        }
+        if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
+        merge_symbols(core, w);
+        out.insert(out.end(), w.symbols.begin(), w.symbols.end());
         if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
         w.cache.insert(key, h, out.data() + start, out.size() - start);
     }
