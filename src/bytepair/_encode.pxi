@@ -742,14 +742,20 @@ cdef extern from *:
         sorted_unique(unknown);
     }
 
-    static bool has_surrogates(int kind, const void* data, size_t n) {
-        if (kind == 2) {
-            const uint16_t* s = (const uint16_t*)data;
-            for (size_t k = 0; k < n; ++k) if ((s[k] & 0xF800) == 0xD800) return true;
-        } else if (kind == 4) {
-            const uint32_t* s = (const uint32_t*)data;
-            for (size_t k = 0; k < n; ++k) if ((s[k] & 0xFFFFF800u) == 0xD800) return true;
+    // Blocks of 256 without an early exit inside, so that the compiler vectorizes the test.
+    template <class C> static bool any_surrogate(const C* s, size_t n) {
+        for (size_t start = 0; start < n; start += 256) {
+            size_t end = std::min(n, start + 256);
+            bool found = false;
+            for (size_t k = start; k < end; ++k) found |= (uint32_t(s[k]) & 0xFFFFF800u) == 0xD800;
+            if (found) return true;
         }
+        return false;
+    }
+
+    static bool has_surrogates(int kind, const void* data, size_t n) {
+        if (kind == 2) return any_surrogate((const uint16_t*)data, n);
+        if (kind == 4) return any_surrogate((const uint32_t*)data, n);
         return false;
     }
 

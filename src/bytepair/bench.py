@@ -331,8 +331,8 @@ def encode_many(library, tokenizer, texts, threads):
     NOTE: HF tokenizers takes its thread count from the environment (``RAYON_NUM_THREADS``,
     ``TOKENIZERS_PARALLELISM``) before its first parallel call; the caller sets it.
     """
-    if library == "bytepair":
-        return tokenizer.encode_batch(texts, num_threads=threads)
+    if library == "bytepair":  # special-token strings as text, as tiktoken's ordinary batch
+        return tokenizer.encode_batch(texts, num_threads=threads, disallowed_special=())
     if library == "tiktoken":
         return tokenizer.encode_ordinary_batch(texts, num_threads=threads)
     if library == "tokenizers":
