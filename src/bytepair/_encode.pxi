@@ -608,7 +608,7 @@ cdef extern from *:
         else if (w.symbols.size() > 1) merge_short(core, w);
     }
 
-    // A piece whose UTF-8 is `key` (nearly all pieces): cache, whole-piece lookup, merging.
+    // A piece whose UTF-8 is `key` (nearly all pieces): whole-piece lookup, cache, merging.
     template <class C>
     static inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t len,
                                     const ShortKey& key, std::vector<uint32_t>& out) {
@@ -636,18 +636,18 @@ cdef extern from *:
     static void encode_long(const EncoderCore& core, Worker& w, const C* p, size_t len,
                             const uint8_t* utf8, size_t utf8_len, std::vector<uint32_t>& out) {
         bool cacheable = utf8 && utf8_len <= CACHE_MAX_BYTES;
-        uint64_t h = utf8 ? hash_bytes(utf8, utf8_len) : 0;
+        uint64_t h = cacheable || core.whole_piece ? hash_bytes(utf8, utf8_len) : 0;
         size_t count;
-        const uint32_t* found = cacheable ? w.long_cache.find(utf8, utf8_len, h, &count) : nullptr;
-        if (found) { out.insert(out.end(), found, found + count); return; }
-        size_t start = out.size();
-        if (core.whole_piece && (found = core.long_vocab.find(utf8, utf8_len, h, &count))) {
-            out.push_back(*found);
-        } else {
-            if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
-            merge_symbols(core, w);
-            out.insert(out.end(), w.symbols.begin(), w.symbols.end());
+        const uint32_t* found = core.whole_piece ? core.long_vocab.find(utf8, utf8_len, h, &count) : nullptr;
+        if (found) { out.push_back(*found); return; }
+        if (cacheable && (found = w.long_cache.find(utf8, utf8_len, h, &count))) {
+            out.insert(out.end(), found, found + count);
+            return;
         }
+        size_t start = out.size();
+        if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
+        merge_symbols(core, w);
+        out.insert(out.end(), w.symbols.begin(), w.symbols.end());
         if (cacheable) {
             if (w.long_cache.entries() >= CACHE_LIMIT) w.long_cache.clear();
             w.long_cache.insert(utf8, utf8_len, h, out.data() + start, out.size() - start);
@@ -660,10 +660,10 @@ cdef extern from *:
                                     bool ascii, std::vector<uint32_t>& out) {
         ShortKey key;
         if (pack_ascii(p, len, key)) return encode_short(core, w, p, len, key, out);
-        if (sizeof(C) == 1 && ascii) return encode_long(core, w, p, len, (const uint8_t*)p, len, out);
         // char mode needs no bytes for a long piece it neither caches nor looks up whole
         if (core.char_mode && !core.whole_piece && len > CACHE_MAX_BYTES)
             return encode_long(core, w, p, len, nullptr, 0, out);
+        if (sizeof(C) == 1 && ascii) return encode_long(core, w, p, len, (const uint8_t*)p, len, out);
         utf8_encode(p, len, w.utf8);
         if (w.utf8.size() <= SHORT_KEY) {
             pack_bytes(w.utf8.data(), w.utf8.size(), key);
