@@ -80,6 +80,21 @@ def unique_pieces(pieces, multiplier=1):
     return list(counted), [c * multiplier for c in counted.values()]
 
 
+# Blocks of every str width (ASCII, Latin-1, BMP, astral), so that one piece can be stored at
+# two widths in two blocks and must still be counted as one.
+BLOCK_TEXT = st.text(st.sampled_from(list("ab \n'sé1") + ["\u00e9", "\u4eba", "\U0001F600", "\u2028"]), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(blocks=st.lists(BLOCK_TEXT, max_size=8), pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "llama3"]),
+       threads=st.integers(1, 3))
+def test_counting_pieces_equals_a_counter_over_split(blocks, pattern, threads):
+    pieces, counts = _engine.count_pieces(blocks, pattern, num_threads=threads)
+    expected = Counter(piece for block in blocks for piece in patterns.split(block, pattern))
+    assert pieces == list(expected)  # first-appearance order
+    assert counts == list(expected.values())
+
+
 def test_the_compiled_module_is_the_one_loaded():
     assert _engine.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
 
