@@ -41,104 +41,113 @@ cdef extern from *:
         return static_cast<const uint32_t*>(data)[i];
     }
 
-    // A piece where it first occurred: its text (width `kind`), span and hash.
-    struct PieceRef { int kind; const void* data; size_t start, end; uint64_t hash; };
+    struct Block { int kind; const void* data; size_t size; };
 
-    static inline bool same_piece(const PieceRef& a, const PieceRef& b) {
-        size_t n = a.end - a.start;
-        if (a.hash != b.hash || n != b.end - b.start) return false;
+    // A piece where it first occurred in its block, and its hash over code points.
+    struct Span { uint64_t hash; uint32_t start, end; };
+
+    static inline bool same_piece(const Block& a, const Span& x, const Block& b, const Span& y) {
+        size_t n = x.end - x.start;
+        if (x.hash != y.hash || n != y.end - y.start) return false;
         if (a.kind == b.kind)
-            return std::memcmp(static_cast<const char*>(a.data) + a.start * a.kind,
-                               static_cast<const char*>(b.data) + b.start * b.kind, n * a.kind) == 0;
+            return std::memcmp(static_cast<const char*>(a.data) + size_t(x.start) * a.kind,
+                               static_cast<const char*>(b.data) + size_t(y.start) * b.kind, n * a.kind) == 0;
         for (size_t i = 0; i < n; ++i)
-            if (code_point(a.kind, a.data, a.start + i) != code_point(b.kind, b.data, b.start + i)) return false;
+            if (code_point(a.kind, a.data, x.start + i) != code_point(b.kind, b.data, y.start + i)) return false;
         return true;
     }
 
-    // Unique pieces in order of first appearance, with counts; an open-addressing table of
-    // indices into them, grown when half full.
+    // Unique pieces in order of first appearance, with counts (and, when merging blocks, the
+    // block of each), and an open-addressing table of their indices, grown when half full.
     struct PieceCounts {
-        std::vector<PieceRef> pieces;
+        std::vector<Span> spans;
         std::vector<int64_t> counts;
+        std::vector<uint32_t> blocks;
         std::vector<uint32_t> table = std::vector<uint32_t>(1024, EMPTY);
 
-        void add(const PieceRef& piece, int64_t count) {
-            size_t mask = table.size() - 1, i = piece.hash & mask;
+        // Adds `count` to the piece that `same(index)` recognizes, or appends it; true if new.
+        template <class Same> bool add(const Span& span, int64_t count, Same&& same) {
+            size_t mask = table.size() - 1, i = span.hash & mask;
             for (; table[i] != EMPTY; i = (i + 1) & mask) {
-                if (same_piece(pieces[table[i]], piece)) {
+                if (same(table[i])) {
                     counts[table[i]] += count;
-                    return;
+                    return false;
                 }
             }
-            table[i] = uint32_t(pieces.size());
-            pieces.push_back(piece);
+            table[i] = uint32_t(spans.size());
+            spans.push_back(span);
             counts.push_back(count);
-            if (2 * pieces.size() > table.size()) grow();
+            if (2 * spans.size() > table.size()) grow();
+            return true;
         }
         void grow() {
             table.assign(table.size() * 2, EMPTY);
             size_t mask = table.size() - 1;
-            for (size_t k = 0; k < pieces.size(); ++k) {
-                size_t i = pieces[k].hash & mask;
+            for (size_t k = 0; k < spans.size(); ++k) {
+                size_t i = spans[k].hash & mask;
                 while (table[i] != EMPTY) i = (i + 1) & mask;
                 table[i] = uint32_t(k);
             }
         }
     };
 
-    template <class C>
-    inline void count_block(int pattern, const C* s, size_t n, int kind, PieceCounts& out) {
-        bp::Scanner<C> scanner(s, n, pattern);
+    template <class C> inline void count_block(int pattern, const Block& block, PieceCounts& out) {
+        const C* s = static_cast<const C*>(block.data);
+        bp::Scanner<C> scanner(s, block.size, pattern);
         size_t start, end;
-        while (scanner.next(start, end))
-            out.add(PieceRef{kind, s, start, end, hash_code_points(s + start, end - start)}, 1);
+        while (scanner.next(start, end)) {
+            Span span{hash_code_points(s + start, end - start), uint32_t(start), uint32_t(end)};
+            out.add(span, 1, [&](uint32_t k) { return same_piece(block, out.spans[k], block, span); });
+        }
+        std::vector<uint32_t>().swap(out.table);  // the merge needs only the spans and counts
     }
 
     // Count every block on ``threads`` threads, then merge in block order (each block's
     // pieces keep their hashes). Then ``owner`` and ``bounds`` say, for each unique piece
     // overall, the block and span of its first occurrence.
-    inline void count_blocks(int pattern, const std::vector<int>& kinds,
-                             const std::vector<const void*>& datas, const std::vector<size_t>& sizes,
-                             int threads, std::vector<size_t>& owner, std::vector<size_t>& bounds,
+    inline void count_blocks(int pattern, const std::vector<Block>& blocks, int threads,
+                             std::vector<size_t>& owner, std::vector<size_t>& bounds,
                              std::vector<int64_t>& counts) {
-        size_t blocks = datas.size();
-        std::vector<PieceCounts> per_block(blocks);
+        std::vector<PieceCounts> per_block(blocks.size());
         if (threads < 1) threads = 1;
-        if (static_cast<size_t>(threads) > blocks) threads = static_cast<int>(blocks);
+        if (static_cast<size_t>(threads) > blocks.size()) threads = static_cast<int>(blocks.size());
         auto count = [&](size_t b) {
-            if (kinds[b] == 1) count_block(pattern, (const uint8_t*)datas[b], sizes[b], 1, per_block[b]);
-            else if (kinds[b] == 2) count_block(pattern, (const uint16_t*)datas[b], sizes[b], 2, per_block[b]);
-            else count_block(pattern, (const uint32_t*)datas[b], sizes[b], 4, per_block[b]);
+            if (blocks[b].kind == 1) count_block<uint8_t>(pattern, blocks[b], per_block[b]);
+            else if (blocks[b].kind == 2) count_block<uint16_t>(pattern, blocks[b], per_block[b]);
+            else count_block<uint32_t>(pattern, blocks[b], per_block[b]);
         };
         std::vector<std::thread> workers;
         for (int t = 0; t < threads; ++t)
-            workers.emplace_back([&, t]() { for (size_t b = t; b < blocks; b += threads) count(b); });
+            workers.emplace_back([&, t]() { for (size_t b = t; b < blocks.size(); b += threads) count(b); });
         for (auto& worker : workers) worker.join();
         PieceCounts all;
-        std::vector<size_t> block_of;
-        for (size_t b = 0; b < blocks; ++b) {
+        for (size_t b = 0; b < blocks.size(); ++b) {
             PieceCounts& block = per_block[b];
-            for (size_t u = 0; u < block.pieces.size(); ++u) {
-                size_t before = all.pieces.size();
-                all.add(block.pieces[u], block.counts[u]);
-                if (all.pieces.size() > before) block_of.push_back(b);
+            for (size_t u = 0; u < block.spans.size(); ++u) {
+                const Span& span = block.spans[u];
+                auto same = [&](uint32_t k) { return same_piece(blocks[all.blocks[k]], all.spans[k], blocks[b], span); };
+                if (all.add(span, block.counts[u], same)) all.blocks.push_back(uint32_t(b));
             }
-            std::vector<uint32_t>().swap(block.table);  // no longer needed
+            std::vector<Span>().swap(block.spans);  // merged: free it now
+            std::vector<int64_t>().swap(block.counts);
         }
-        for (size_t k = 0; k < all.pieces.size(); ++k) {
-            owner.push_back(block_of[k]);
-            bounds.push_back(all.pieces[k].start);
-            bounds.push_back(all.pieces[k].end);
+        for (size_t k = 0; k < all.spans.size(); ++k) {
+            owner.push_back(all.blocks[k]);
+            bounds.push_back(all.spans[k].start);
+            bounds.push_back(all.spans[k].end);
         }
         counts.swap(all.counts);
     }
 
     }  // namespace bp_count
     """
+    cdef struct Block "bp_count::Block":
+        int kind
+        const void* data
+        size_t size
     void _count_blocks "bp_count::count_blocks"(
-        int pattern, const vector[int]& kinds, const vector[const void*]& datas,
-        const vector[size_t]& sizes, int threads, vector[size_t]& owner, vector[size_t]& bounds,
-        vector[int64_t]& counts) nogil
+        int pattern, const vector[Block]& blocks, int threads, vector[size_t]& owner,
+        vector[size_t]& bounds, vector[int64_t]& counts) nogil
 
 
 def count_pieces(blocks, pattern, int num_threads=1):
@@ -157,18 +166,20 @@ def count_pieces(blocks, pattern, int num_threads=1):
         raise ValueError("count_pieces needs a named pattern; without one each text is one piece")
     _char_tables()
     cdef list texts = list(blocks)
-    cdef vector[int] kinds
-    cdef vector[const void*] datas
-    cdef vector[size_t] sizes
+    cdef vector[Block] views
+    cdef Block view
     cdef str text
     for text in texts:
-        kinds.push_back(PyUnicode_KIND(text))
-        datas.push_back(PyUnicode_DATA(text))
-        sizes.push_back(PyUnicode_GET_LENGTH(text))
+        if PyUnicode_GET_LENGTH(text) >= 2**32:
+            raise ValueError(f"a block of {len(text)} characters is too long; cut blocks under 2**32")
+        view.kind = PyUnicode_KIND(text)
+        view.data = PyUnicode_DATA(text)
+        view.size = PyUnicode_GET_LENGTH(text)
+        views.push_back(view)
     cdef vector[size_t] owner, bounds
     cdef vector[int64_t] counts
     with nogil:
-        _count_blocks(pattern_id, kinds, datas, sizes, num_threads, owner, bounds, counts)
+        _count_blocks(pattern_id, views, num_threads, owner, bounds, counts)
     cdef size_t u
     pieces = [PyUnicode_Substring(texts[owner[u]], bounds[2 * u], bounds[2 * u + 1]) for u in range(owner.size())]
     return pieces, [counts[u] for u in range(counts.size())]

@@ -144,7 +144,7 @@ class Tokenizer:
         self._decode_table = list(self._token_bytes) + [None] * (size - len(self._token_bytes))
         for token, token_id in self.special_tokens.items():
             self._decode_table[token_id] = token.encode("utf-8")
-        self._compiled = None  # the engine is built again on next use
+        self._build_engine()
 
     def _check_special(self, token, token_id):
         if not isinstance(token, str) or not token:
@@ -168,21 +168,10 @@ class Tokenizer:
         self._install_special(special_tokens)
         return self
 
-    @property
-    def _regex_pattern(self):
-        """A custom regex, split in Python by the `regex` module (named ones: the engine)."""
-        return self.pattern if self.pattern is not None and self.pattern_name not in SCANNED_PATTERNS else None
-
-    @property
-    def _engine(self):
-        """The compiled encoder, built on first use: a tokenizer that is trained and saved
-        never needs it (building it is a fifth of training time at 32,768 tokens)."""
-        if self._compiled is None:
-            self._compiled = self._build_engine()
-        return self._compiled
-
     def _build_engine(self):
         scanner = self.pattern_name if self.pattern_name in SCANNED_PATTERNS else None
+        # A custom regex is split in Python by the `regex` module; named ones by the engine.
+        self._regex_pattern = self.pattern if self.pattern is not None and scanner is None else None
         if self.rule != "replay":
             token_bytes, pair_table, whole_piece = self._foreign
             base_ids = [token_bytes[bytes([b])] for b in range(256)]
@@ -200,7 +189,7 @@ class Tokenizer:
             else:
                 base_ids = {ord(c): i for i, c in enumerate(self.base_tokens)}
             whole_piece, monotonic, fallback_ids = False, True, self._fallback_ids
-        return _engine.Encoder(
+        self._engine = _engine.Encoder(
             mode=self.mode,
             token_bytes=self._token_bytes,
             base_ids=base_ids,
