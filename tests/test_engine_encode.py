@@ -267,6 +267,35 @@ def test_batch_equals_single(small_encoder, threads):
     assert small_encoder.encode_batch([], threads) == []
 
 
+@pytest.mark.parametrize("threads", [2, 3])
+def test_large_batches_fill_lists_on_threads_with_exact_references(small_encoder, threads):
+    # past 2**16 ids the lists are filled without the GIL and the references added once per
+    # int object afterwards: every count must come out exact, or ints leak or die early
+    import gc
+    import sys
+    from collections import Counter
+
+    texts = TEXTS * 200
+    single = [small_encoder.encode_ordinary(t) for t in texts]
+    assert sum(map(len, single)) > 2**16
+    uses = Counter(i for ids in single for i in ids)
+    # the encoder's own int objects (not the interpreter's cached small ints), one of each
+    objects = list({x: x for ids in single for x in ids if x > 256}.values())
+    assert objects
+
+    def references():  # counts only: a dict keyed by the objects would hold references itself
+        return [sys.getrefcount(x) for x in objects]
+
+    before = references()
+    lists = small_encoder.encode_batch(texts, threads)
+    during = references()
+    assert lists == single
+    assert all(gc.is_tracked(ids) for ids in lists if ids)
+    assert [now - then for now, then in zip(during, before)] == [uses[x] for x in objects]
+    del lists
+    assert references() == before
+
+
 def test_encode_pieces_encodes_each_piece_whole(small):
     encoder, merges, ids = small
     pieces = ["the", " cat sat", "", "the\n\nmat", " 😀"]  # pieces the scanner would cut
