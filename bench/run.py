@@ -17,10 +17,10 @@ peak memory: the growth of the child's resident-set high-water mark (``VmHWM``, 
 ``/proc/self/clear_refs`` just before the call, so it counts what the call allocates and not
 what the child inherited; where that file is missing, ``ru_maxrss`` minus the resident set at
 the start). A call under a second is timed five times, each in a fresh child (so each starts
-cold), in five passes through the section, and the fastest kept. A child that runs past its time limit is killed and shown as
-``> limit``. Ratios
-are peer time / bytepair time from the same run (above 1: bytepair is faster); absolute times
-move with the machine's load, ratios much less.
+cold), in five passes through the section, and the fastest kept (``--quick``: once). A child
+that runs past its time limit is killed and shown as ``> limit``. Ratios are peer time /
+bytepair time from the same run (above 1: bytepair is faster); absolute times move with the
+machine's load, ratios much less.
 
 Threads: "1 call" is one call on the whole text on one thread; "batch ×N" is the batch API over
 the corpus's documents on N threads (HF tokenizers gets ``RAYON_NUM_THREADS`` and
@@ -63,6 +63,7 @@ FULL = dict(
     scaling_sizes=[1, 10, 100],
     timeout=300,
     pathological_timeout=60,
+    short_call_runs=5,
 )
 # --quick: the same code paths on small slices, about a minute.
 QUICK = dict(
@@ -76,20 +77,21 @@ QUICK = dict(
     scaling_sizes=[0.1, 0.3, 1],
     timeout=60,
     pathological_timeout=20,
+    short_call_runs=1,
 )
 # On every machine: what train and encode use when the data folder is missing.
 FALLBACK_CORPUS = "stdlib-code"
-# A call shorter than this is timed SHORT_CALL_RUNS times, each in a fresh child, and the fastest
-# run kept: one run of a few hundredths of a second moves by half with the machine's load. The
-# runs are spread over passes through the whole section, so that a slow stretch of the machine
-# falls on every library alike instead of on one library's runs.
+# A call shorter than this is timed plan["short_call_runs"] times, each in a fresh child, and the
+# fastest run kept: one run of a few hundredths of a second moves by half with the machine's
+# load. The runs are spread over passes through the whole section, so that a slow stretch of
+# the machine falls on every library alike instead of on one library's runs.
 SHORT_CALL_SECONDS = 1.0
-SHORT_CALL_RUNS = 5
 # The reference rescans every chunk for every merge; past this vocabulary it takes minutes.
 REFERENCE_MAX_VOCAB = 1024
-# Seed 000's own program on the same pipeline, measured separately (see RESULTS.md); the
-# harness never runs it. None until the figure is recorded.
-SEED_PROGRAM_SECONDS = None
+# Seed 000's own program on the same pipeline, measured separately on the machine of RESULTS.md
+# (2026-12-02, its `stoi5d` line fixed); the harness never runs it. Another machine: pass
+# --seed-seconds with its own figure.
+SEED_PROGRAM_SECONDS = 350.0
 
 
 # -- measuring in a forked child ----------------------------------------------------------------
@@ -832,7 +834,7 @@ def main(argv=None):
     started = time.perf_counter()
     for section in SECTIONS:
         if section in args.only:
-            for bench.repeat_pass in range(SHORT_CALL_RUNS):
+            for bench.repeat_pass in range(plan["short_call_runs"]):
                 globals()[f"section_{section}"](bench, peers)
             bench.repeat_pass = 0
             if tables:
