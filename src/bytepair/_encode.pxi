@@ -781,11 +781,11 @@ cdef extern from *:
     // batch and kept two threads under 1.7x.
     static void fill_lists(const std::vector<std::vector<uint32_t>>& outs, PyObject* const* table,
                            size_t table_size, const std::vector<PyObject**>& items, int threads,
-                           std::vector<std::vector<Py_ssize_t>>& uses) {
-        uses.assign(size_t(threads), std::vector<Py_ssize_t>(table_size, 0));
+                           std::vector<std::vector<uint32_t>>& uses) {
+        uses.assign(size_t(threads), std::vector<uint32_t>(table_size, 0));
         std::atomic<size_t> next_list{0};
         auto work = [&](int t) {
-            std::vector<Py_ssize_t>& count = uses[size_t(t)];
+            std::vector<uint32_t>& count = uses[size_t(t)];
             for (size_t k; (k = next_list.fetch_add(1)) < outs.size();) {
                 const std::vector<uint32_t>& ids = outs[k];
                 PyObject** out = items[k];
@@ -801,8 +801,8 @@ cdef extern from *:
         for (std::thread& thread : pool) thread.join();
     }
 
-    static void add_references(PyObject* const* table, const std::vector<std::vector<Py_ssize_t>>& uses) {
-        for (const std::vector<Py_ssize_t>& count : uses)
+    static void add_references(PyObject* const* table, const std::vector<std::vector<uint32_t>>& uses) {
+        for (const std::vector<uint32_t>& count : uses)
             for (size_t id = 0; id < count.size(); ++id)
                 if (count[id]) Py_SET_REFCNT(table[id], Py_REFCNT(table[id]) + count[id]);
     }
@@ -834,8 +834,8 @@ cdef extern from *:
     object _ids_to_list "bp::ids_to_list"(const vector[uint32_t]& ids, object table)
     void _fill_lists "bp::fill_lists"(const vector[vector[uint32_t]]& outs, PyObject* const* table,
                                       size_t table_size, const vector[PyObject**]& items, int threads,
-                                      vector[vector[Py_ssize_t]]& uses) except + nogil
-    void _add_references "bp::add_references"(PyObject* const* table, const vector[vector[Py_ssize_t]]& uses)
+                                      vector[vector[uint32_t]]& uses) except + nogil
+    void _add_references "bp::add_references"(PyObject* const* table, const vector[vector[uint32_t]]& uses)
     void PyObject_GC_Track(object)
     void PyObject_GC_UnTrack(object)
     PyObject** PySequence_Fast_ITEMS(object)
@@ -1087,7 +1087,7 @@ cdef list _batch_lists(const vector[vector[uint32_t]]& outs, list table, int thr
     cdef size_t k, total = 0
     for k in range(outs.size()):
         total += outs[k].size()
-    if threads < 2 or total < PARALLEL_LISTS_MIN_IDS:
+    if threads < 2 or total < PARALLEL_LISTS_MIN_IDS or total >= 2**32:  # counts are 32-bit
         return [_ids_to_list(outs[k], table) for k in range(outs.size())]
     cdef list lists = []
     cdef vector[PyObject**] items
@@ -1097,7 +1097,7 @@ cdef list _batch_lists(const vector[vector[uint32_t]]& outs, list table, int thr
         PyObject_GC_UnTrack(result)
         lists.append(result)
         items.push_back(PySequence_Fast_ITEMS(result))
-    cdef vector[vector[Py_ssize_t]] uses
+    cdef vector[vector[uint32_t]] uses
     cdef PyObject* const* objects = PySequence_Fast_ITEMS(table)
     cdef size_t size = len(table)
     try:
