@@ -22,7 +22,6 @@ from libcpp.vector cimport vector
 cdef extern from *:
     """
     #include <cstring>
-    #include <thread>
     #include <vector>
 
     namespace bp_count {
@@ -116,10 +115,7 @@ cdef extern from *:
             else if (blocks[b].kind == 2) count_block<uint16_t>(pattern, blocks[b], per_block[b]);
             else count_block<uint32_t>(pattern, blocks[b], per_block[b]);
         };
-        std::vector<std::thread> workers;
-        for (int t = 0; t < threads; ++t)
-            workers.emplace_back([&, t]() { for (size_t b = t; b < blocks.size(); b += threads) count(b); });
-        for (auto& worker : workers) worker.join();
+        bp::on_threads(threads, [&](int t) { for (size_t b = size_t(t); b < blocks.size(); b += size_t(threads)) count(b); });
         PieceCounts all;
         for (size_t b = 0; b < blocks.size(); ++b) {
             PieceCounts& block = per_block[b];

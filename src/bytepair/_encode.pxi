@@ -716,6 +716,14 @@ cdef extern from *:
         sorted_unique(unknown);
     }
 
+    // work(t) for t = 1 .. threads - 1 on new threads and work(0) on this one; returns when all end.
+    template <class Work> static void on_threads(int threads, Work&& work) {
+        std::vector<std::thread> pool;
+        for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
+        work(0);
+        for (std::thread& thread : pool) thread.join();
+    }
+
     // Each text into its own id list, on `threads` threads that take texts in turn.
     static void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, int threads,
                              std::vector<std::vector<uint32_t>>& outs, std::vector<uint32_t>& unknown) {
@@ -723,7 +731,7 @@ cdef extern from *:
         std::atomic<size_t> next_text{0};
         std::mutex mutex;
         std::exception_ptr error;
-        auto work = [&]() {
+        on_threads(threads, [&](int) {
             try {
                 Borrowed b(core);
                 for (size_t k; (k = next_text.fetch_add(1)) < texts.size();)
@@ -735,11 +743,7 @@ cdef extern from *:
                 if (!error) error = std::current_exception();
                 next_text = texts.size();  // the others stop too
             }
-        };
-        std::vector<std::thread> pool;
-        for (int t = 1; t < threads; ++t) pool.emplace_back(work);
-        work();
-        for (std::thread& thread : pool) thread.join();
+        });
         if (error) std::rethrow_exception(error);
         sorted_unique(unknown);
     }
@@ -784,7 +788,7 @@ cdef extern from *:
                            std::vector<std::vector<uint32_t>>& uses) {
         uses.assign(size_t(threads), std::vector<uint32_t>(table_size, 0));
         std::atomic<size_t> next_list{0};
-        auto work = [&](int t) {
+        on_threads(threads, [&](int t) {
             std::vector<uint32_t>& count = uses[size_t(t)];
             for (size_t k; (k = next_list.fetch_add(1)) < outs.size();) {
                 const std::vector<uint32_t>& ids = outs[k];
@@ -794,11 +798,7 @@ cdef extern from *:
                     ++count[ids[i]];
                 }
             }
-        };
-        std::vector<std::thread> pool;
-        for (int t = 1; t < threads; ++t) pool.emplace_back(work, t);
-        work(0);
-        for (std::thread& thread : pool) thread.join();
+        });
     }
 
     static void add_references(PyObject* const* table, const std::vector<std::vector<uint32_t>>& uses) {
@@ -1105,7 +1105,8 @@ cdef list _batch_lists(const vector[vector[uint32_t]]& outs, list table, int thr
             _fill_lists(outs, objects, size, items, threads, uses)
     except BaseException:
         for k in range(outs.size()):  # items without their references must not be released
-            memset(items[k], 0, outs[k].size() * sizeof(PyObject*))
+            if outs[k].size():
+                memset(items[k], 0, outs[k].size() * sizeof(PyObject*))
         raise
     _add_references(objects, uses)
     for result in lists:
