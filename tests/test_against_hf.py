@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
-from bytepair.artifact import BYTE_TO_CHAR
+from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
 
@@ -94,9 +94,9 @@ def test_hello_world(pairs, name):
 
 def test_the_rules_each_file_asks_for(pairs):
     llama3, gpt4o, gpt2 = (pairs[name][0] for name in NAMES)
-    assert (llama3.pattern_name, llama3._foreign[2]) == ("llama3", True)  # ignore_merges: whole piece first
-    assert (gpt4o.pattern_name, gpt4o._foreign[2]) == ("o200k", False)
-    assert (gpt2.pattern_name, gpt2._foreign[2]) == ("gpt2", False)
+    assert (llama3.pattern_name, llama3.model.ignore_merges) == ("llama3", True)  # ignore_merges: whole piece first
+    assert (gpt4o.pattern_name, gpt4o.model.ignore_merges) == ("o200k", False)
+    assert (gpt2.pattern_name, gpt2.model.ignore_merges) == ("gpt2", False)
     assert all(tok.rule == "hf" for tok in (llama3, gpt4o, gpt2))
 
 

@@ -256,7 +256,7 @@ def test_a_harmless_rebuilt_value_exports_to_hf(tmp_path):
 
 def test_a_rebuilt_value_is_refused_for_tiktoken(tmp_path):
     tokenizer = hand_made(("b", "b"), ("b", "bb"), ("bb", "b"), ("b", "bbb"))
-    ranks = {value: i for i, value in enumerate(tokenizer._token_bytes)}
+    ranks = {value: i for i, value in enumerate(tokenizer.model.token_bytes)}
     encoding = tiktoken.Encoding("unchecked", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     # tiktoken finds "bbbb" whole; replay never builds it from ["bb", "bb"].
     assert tokenizer.encode("bbbb") == [256, 256]
@@ -268,7 +268,7 @@ def test_a_rebuilt_value_is_refused_for_tiktoken(tmp_path):
 
 def test_a_token_that_replay_cannot_reach_is_refused_for_tiktoken_but_fine_for_hf(tmp_path):
     tokenizer = hand_made(("a", "a"), ("a", "aa"))
-    ranks = {value: i for i, value in enumerate(tokenizer._token_bytes)}
+    ranks = {value: i for i, value in enumerate(tokenizer.model.token_bytes)}
     encoding = tiktoken.Encoding("unchecked", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     assert tokenizer.encode("aaa") == [256, 97]  # replay: ("a","a") first, then ("a","aa") never meets
     assert encoding.encode("aaa") == [257]  # tiktoken: the whole piece is a token

@@ -12,11 +12,15 @@ Two shapes, one reader:
 - Anything richer adds ``"version": 1`` and the fields that change behaviour — ``mode``
   (``"byte"``), ``pattern`` (``{"name", "regex"}``), ``normalization``, ``special_tokens``,
   ``byte_fallback`` — and each of them, when present, enters the fingerprint. Byte tokens are
-  written in GPT-2's byte-to-unicode form (``"Ġ"`` is the space byte), so any bytes are held
-  losslessly and the file stays readable.
+  written in GPT-2's byte-to-unicode form (``"Ġ"`` is the space byte, ``bytelevel.py``), so
+  any bytes are held losslessly and the file stays readable.
 
-``save(load(f))`` reproduces ``f`` byte for byte. Loading checks the fingerprint and every field;
+``save(load(f))`` reproduces ``f`` byte for byte. Reading checks the fingerprint and every field;
 a truncated, edited or foreign file raises ``ArtifactError`` saying which.
+
+The artifact holds a ``MergeModel`` (``model.py``) and the tokenizer's stages. This module reads
+and writes that content; it does not build the ``Tokenizer`` (``Tokenizer.load`` /
+``Tokenizer.from_dict`` do, from what ``from_dict`` here returns), so it never imports it.
 """
 
 from __future__ import annotations
@@ -24,92 +28,64 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
+from typing import Any, NamedTuple
 
+from ._io import write_text_atomic
+from .bytelevel import readable_to_bytes
 from .errors import ArtifactError
+from .model import MergeModel
+from .patterns import resolve_pattern
 
 FORMAT_VERSION = 1
 TYPES = {"char": "character_bpe", "byte": "byte_bpe"}
+KNOWN_FIELDS = {"type", "version", "base_tokens", "merges", "mode", "pattern", "normalization",
+                "special_tokens", "byte_fallback", "vocab_size", "fingerprint"}
 
 
-def bytes_to_unicode():
-    """GPT-2's reversible map from the 256 bytes to printable characters.
+class ArtifactContent(NamedTuple):
+    """What an artifact holds, checked: the model and the stages to compose it with."""
 
-    Example:
-        >>> bytes_to_unicode()[ord(" ")]
-        'Ġ'
-    """
-    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
-    mapping = {b: chr(b) for b in printable}
-    shifted = 0
-    for b in range(256):
-        if b not in mapping:
-            mapping[b] = chr(256 + shifted)
-            shifted += 1
-    return mapping
+    model: MergeModel
+    pattern: str | None  # a pattern name when the stored name still means the stored regex
+    normalization: str | None
+    special_tokens: dict[str, int] | None
+    fingerprint: str
+    vocab_size: int | None
 
 
-BYTE_TO_CHAR = bytes_to_unicode()
-CHAR_TO_BYTE = {c: b for b, c in BYTE_TO_CHAR.items()}
-
-
-def bytes_to_readable(value):
-    """``b" hi"`` -> ``"Ġhi"``."""
-    return "".join(BYTE_TO_CHAR[b] for b in value)
-
-
-def readable_to_bytes(text, where):
-    """``"Ġhi"`` -> ``b" hi"``; a character outside the map is a corrupt file."""
-    try:
-        return bytes(CHAR_TO_BYTE[c] for c in text)
-    except KeyError as error:
-        raise ArtifactError(f"{where}: {text!r} is not a byte token in GPT-2's byte-to-unicode form") from error
-
-
-def to_dict(tokenizer):
-    """The artifact's content, fields in their fixed order."""
-    if tokenizer.rule != "replay":
-        raise ArtifactError(
-            "this tokenizer was loaded from another library's vocabulary; save it back with "
-            "bytepair.formats (to_tiktoken / to_huggingface) instead"
-        )
-    data = {"type": TYPES[tokenizer.mode]}
-    behaviour = _behaviour(tokenizer)
+def to_dict(tokenizer: Any) -> dict:
+    """The artifact's content for a ``Tokenizer`` over a ``MergeModel``, fields in their fixed
+    order. Raises ``ArtifactError`` for a model the artifact cannot hold."""
+    model = tokenizer.model
+    refusal = model.export_refusal("artifact")
+    if refusal:
+        raise ArtifactError(refusal)
+    payload = model.fingerprint_payload()
+    data = {"type": TYPES[model.mode]}
+    behaviour = {}
+    if "mode" in payload:
+        behaviour["mode"] = payload["mode"]
+    if tokenizer.pattern is not None:
+        behaviour["pattern"] = {"name": tokenizer.pattern_name, "regex": tokenizer.pattern}
+    if tokenizer.normalization is not None:
+        behaviour["normalization"] = tokenizer.normalization
+    if tokenizer.special_tokens:
+        behaviour["special_tokens"] = dict(tokenizer.special_tokens)
+    if "byte_fallback" in payload:
+        behaviour["byte_fallback"] = payload["byte_fallback"]
     if behaviour:
         data["version"] = FORMAT_VERSION
-    if tokenizer.mode == "char":
-        data["base_tokens"] = list(tokenizer.base_tokens)
-    data["merges"] = _merges_for_json(tokenizer)
+    if "base_tokens" in payload:
+        data["base_tokens"] = payload["base_tokens"]
+    data["merges"] = payload["merges"]
     data.update(behaviour)
     data["vocab_size"] = tokenizer.vocab_size
-    data["fingerprint"] = _fingerprint_of(data)
+    data["fingerprint"] = fingerprint_of(data)
     return data
 
 
-def _behaviour(tokenizer):
-    """The optional fields, only when they differ from seed 000's plain tokenizer."""
-    fields = {}
-    if tokenizer.mode == "byte":
-        fields["mode"] = "byte"
-    if tokenizer.pattern is not None:
-        fields["pattern"] = {"name": tokenizer.pattern_name, "regex": tokenizer.pattern}
-    if tokenizer.normalization is not None:
-        fields["normalization"] = tokenizer.normalization
-    if tokenizer.special_tokens:
-        fields["special_tokens"] = dict(tokenizer.special_tokens)
-    if tokenizer.byte_fallback:
-        fields["byte_fallback"] = True
-    return fields
-
-
-def _merges_for_json(tokenizer):
-    if tokenizer.mode == "byte":
-        return [[bytes_to_readable(left), bytes_to_readable(right)] for left, right in tokenizer.merges]
-    return [[left, right] for left, right in tokenizer.merges]
-
-
-def _fingerprint_of(data):
+def fingerprint_of(data: dict) -> str:
     """SHA-256 over the fields that define behaviour, compact JSON (seed 000's formula)."""
     payload = {key: data[key] for key in ("base_tokens", "merges") if key in data}
     for key in ("mode", "pattern", "normalization", "special_tokens", "byte_fallback"):
@@ -119,58 +95,18 @@ def _fingerprint_of(data):
     return hashlib.sha256(encoded).hexdigest()
 
 
-def fingerprint(tokenizer):
-    """The tokenizer's fingerprint (foreign vocabularies: SHA-256 of their tokens and rules)."""
-    if tokenizer.rule != "replay":
-        return _foreign_fingerprint(tokenizer)
-    return to_dict(tokenizer)["fingerprint"]
-
-
-def _foreign_fingerprint(tokenizer):
-    digest = hashlib.sha256()
-    digest.update(json.dumps([tokenizer.rule, tokenizer.pattern, sorted(tokenizer.special_tokens.items())]).encode())
-    for value in tokenizer._token_bytes:
-        digest.update(b"\x00" if value is None else len(value).to_bytes(2, "little") + value)
-    token_bytes, pair_table, whole_piece = tokenizer._foreign
-    digest.update(repr(whole_piece).encode())
-    for pair in sorted(pair_table):
-        digest.update(repr((pair, pair_table[pair])).encode())
-    return digest.hexdigest()
-
-
-def dumps(tokenizer):
+def dumps(tokenizer: Any) -> str:
     """The artifact as text: indented, non-ASCII kept (what seed 000 writes)."""
     return json.dumps(to_dict(tokenizer), ensure_ascii=False, indent=2)
 
 
-def save(tokenizer, path):
-    """Write atomically: a temporary file in the same folder, then ``os.replace``."""
+def save(tokenizer: Any, path: str | os.PathLike) -> None:
+    """Write atomically (``_io.write_text_atomic``); a symbolic link is written through."""
     write_text_atomic(path, dumps(tokenizer))
 
 
-def write_text_atomic(path, text):
-    """Write ``text`` to ``path`` via a temporary file and a rename, so no half-written file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-        os.chmod(temporary, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _umask():
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def load(path):
-    """Read and verify an artifact; raises ``ArtifactError`` naming what is wrong."""
+def read_json(path: str | os.PathLike) -> Any:
+    """The parsed JSON of an artifact file; ``ArtifactError`` naming the file when it is not."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -179,17 +115,14 @@ def load(path):
     except UnicodeDecodeError as error:
         raise ArtifactError(f"{path}: not a tokenizer file (not UTF-8 text: {error.reason} at byte {error.start})") from None
     try:
-        data = json.loads(text)
+        return json.loads(text)
     except json.JSONDecodeError as error:
         hint = "truncated" if error.pos >= len(text.rstrip()) - 1 else "not valid JSON"
         raise ArtifactError(f"{path}: {hint} (line {error.lineno}, column {error.colno}: {error.msg})") from None
-    return from_dict(data, where=str(path))
 
 
-def from_dict(data, where="tokenizer"):
-    """Build a ``Tokenizer`` from artifact content, checking every field and the fingerprint."""
-    from .tokenizer import Tokenizer
-
+def from_dict(data: Any, where: str = "tokenizer") -> ArtifactContent:
+    """Check artifact content field by field and against its fingerprint; build its model."""
     if not isinstance(data, dict) or data.get("type") not in TYPES.values():
         kind = data.get("type") if isinstance(data, dict) else type(data).__name__
         raise ArtifactError(
@@ -199,9 +132,7 @@ def from_dict(data, where="tokenizer"):
     version = data.get("version", FORMAT_VERSION)
     if version != FORMAT_VERSION:
         raise ArtifactError(f"{where}: artifact version {version!r} is not supported (this bytepair reads version {FORMAT_VERSION})")
-    known = {"type", "version", "base_tokens", "merges", "mode", "pattern", "normalization",
-             "special_tokens", "byte_fallback", "vocab_size", "fingerprint"}
-    unknown = sorted(set(data) - known)
+    unknown = sorted(set(data) - KNOWN_FIELDS)
     if unknown:
         raise ArtifactError(f"{where}: unknown field(s) {unknown!r}; was the file written by a newer bytepair?")
     mode = "byte" if data["type"] == "byte_bpe" else "char"
@@ -216,39 +147,34 @@ def from_dict(data, where="tokenizer"):
         if not isinstance(pattern, dict) or not isinstance(pattern.get("regex"), str):
             raise ArtifactError(f"{where}: field 'pattern' must be {{'name': ..., 'regex': ...}}, not {pattern!r}")
     try:
-        tokenizer = Tokenizer(
+        model = MergeModel(
             mode=mode,
             merges=merges,
             base_tokens=data.get("base_tokens") if mode == "char" else None,
-            pattern=_pattern_argument(pattern),
-            normalization=data.get("normalization"),
-            special_tokens=data.get("special_tokens"),
             byte_fallback=data.get("byte_fallback", False),
         )
     except ValueError as error:
         raise ArtifactError(f"{where}: {error}") from None
-    expected = _fingerprint_of(data)
+    expected = fingerprint_of(data)
     if data["fingerprint"] != expected:
         raise ArtifactError(
             f"{where}: fingerprint mismatch: the file says {data['fingerprint']!r} but its content "
             f"hashes to {expected!r}; the file was edited or corrupted"
         )
-    if tokenizer.fingerprint != expected:
-        raise ArtifactError(f"{where}: the file's content does not rebuild the tokenizer it describes")
-    if "vocab_size" in data and data["vocab_size"] != tokenizer.vocab_size:
-        raise ArtifactError(
-            f"{where}: vocab_size says {data['vocab_size']} but the merges and tokens give "
-            f"{tokenizer.vocab_size}; the file was edited"
-        )
-    return tokenizer
+    return ArtifactContent(
+        model=model,
+        pattern=_pattern_argument(pattern),
+        normalization=data.get("normalization"),
+        special_tokens=data.get("special_tokens"),
+        fingerprint=expected,
+        vocab_size=data.get("vocab_size"),
+    )
 
 
 def _pattern_argument(pattern):
     """The stored pattern as ``Tokenizer`` takes it: the name if it still means this regex."""
     if pattern is None:
         return None
-    from .patterns import resolve_pattern
-
     name = pattern.get("name")
     if name is not None:
         try:
@@ -267,6 +193,9 @@ def _read_merges(merges, mode, where):
         if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair)):
             raise ArtifactError(f"{where}: merge {index} is {pair!r}, not a pair of non-empty strings")
         if mode == "byte":
-            pair = [readable_to_bytes(p, f"{where}: merge {index}") for p in pair]
+            try:
+                pair = [readable_to_bytes(p) for p in pair]
+            except ValueError as error:
+                raise ArtifactError(f"{where}: merge {index}: {error}; the file was edited or is not a byte_bpe artifact") from None
         result.append(tuple(pair))
     return result

@@ -30,7 +30,8 @@ import os
 import time
 
 # GPT-2's reversible map from bytes to printable characters (HF's ByteLevel alphabet).
-from .artifact import BYTE_TO_CHAR as BYTE_TO_UNICODE
+from .bytelevel import bytes_to_readable, readable_to_bytes
+from .formats.hf_regex import hf_regex
 
 PEERS = ("tiktoken", "tokenizers", "rustbpe", "sentencepiece")
 
@@ -106,18 +107,13 @@ def train_rustbpe(documents, vocab_size, pattern):
 
 def onig_regex(regex):
     """``regex`` rewritten so that HF tokenizers' engine (Oniguruma, Ruby syntax) splits text
-    as tiktoken and bytepair do.
+    as tiktoken and bytepair do: ``formats.hf_regex``, the one translation bytepair has.
 
     Example:
         >>> onig_regex("a{1,3}+|b")
-        'a{1,3}|b'
-
-    NOTE: Oniguruma reads ``{1,3}+`` as "one or more runs of 1 to 3" (a whole run of digits
-    in one piece), not as a possessive ``{1,3}``; found when HF's cl100k ids differed from
-    tiktoken's on four-digit numbers. Alone at the end of its alternative, the possessive and the greedy ``{1,3}``
-    match the same text, so the ``+`` is dropped.
+        '(?>a{1,3})|b'
     """
-    return regex.replace("{1,3}+", "{1,3}")
+    return hf_regex(regex)
 
 
 def hf_pre_tokenizer(pattern):
@@ -184,8 +180,7 @@ def learned_bytes(model):
     if hasattr(model, "get_mergeable_ranks"):  # rustbpe
         return {value for value, _ in model.get_mergeable_ranks()}
     if hasattr(model, "get_vocab"):  # HF tokenizers, byte-level alphabet
-        decode = {c: b for b, c in BYTE_TO_UNICODE.items()}
-        return {bytes(decode[c] for c in token) for token in model.get_vocab()}
+        return {readable_to_bytes(token) for token in model.get_vocab()}
     raise TypeError(f"no byte vocabulary for a {type(model).__name__}")
 
 
@@ -202,7 +197,7 @@ def vocab_reached(model):
 
 
 def _hf_string(value):
-    return "".join(BYTE_TO_UNICODE[b] for b in value)
+    return bytes_to_readable(value)
 
 
 def token_ranks(tokenizer):

@@ -13,8 +13,10 @@ import json
 import sys
 from pathlib import Path
 
+from ._cliutil import HelpFormatter, add_training_options, read_text, training_options
 from .errors import BytepairError, UsageError
 from .normalize import normalize
+from .report import longest_tokens
 
 # Subpackages that add their own commands with ``register(subparsers)``.
 COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench")
@@ -71,62 +73,16 @@ def _add_missing(subparsers, module_name, error):
     stub.set_defaults(run=run)
 
 
-def _formatter(prog):
-    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
-
-
 # -- train --------------------------------------------------------------------------------
 
 
-def add_training_options(parser):
-    """The flags of ``bytepair.train``; shared with ``bytepair prepare`` and ``sweep``."""
-    parser.add_argument("--mode", choices=("char", "byte"), default="char", help="character- or byte-level BPE")
-    parser.add_argument("--vocab-size", type=int, default=500, help="distinct tokens to reach (special tokens not counted)")
-    parser.add_argument("--min-frequency", type=int, default=2, help="stop when the best pair occurs fewer times")
-    parser.add_argument("--max-chars", type=int, default=None, help="train on the first N characters only")
-    parser.add_argument("--pattern", default=None, help="pre-tokenization: gpt2, cl100k, gpt4, o200k, llama3, or a regex")
-    parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
-    parser.add_argument("--special", nargs="+", default=None, metavar="TOKEN", help="special tokens, ids after the learned vocabulary")
-    parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
-    parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
-
-
-def training_options(args):
-    """The keyword arguments of ``bytepair.train`` from parsed ``add_training_options`` flags."""
-    return dict(
-        mode=args.mode,
-        vocab_size=args.vocab_size,
-        min_frequency=args.min_frequency,
-        max_chars=args.max_chars,
-        pattern=args.pattern,
-        normalization=args.normalization,
-        special_tokens=args.special,
-        byte_fallback=args.byte_fallback,
-        verbose=args.verbose,
-        progress=False if args.quiet else None,
-    )
-
-
 def _add_train(subparsers):
-    parser = subparsers.add_parser("train", help="train a tokenizer on text files", formatter_class=_formatter)
+    parser = subparsers.add_parser("train", help="train a tokenizer on text files", formatter_class=HelpFormatter)
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="training text (UTF-8)")
     add_training_options(parser)
     parser.add_argument("--base-text", nargs="+", type=Path, default=None, metavar="FILE", help="char mode: files whose characters join the base alphabet")
     parser.add_argument("-o", "--output", type=Path, default=Path("tokenizer.json"), help="where to write the tokenizer")
     parser.set_defaults(run=_run_train)
-
-
-def read_text(path):
-    """A UTF-8 text file, or ``-`` for standard input; bad bytes are a clear error."""
-    if str(path) == "-":
-        return sys.stdin.read()
-    data = Path(path).read_bytes()
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise UsageError(f"{path}: not UTF-8 text (byte {error.start}, line {line}: {data[error.start:error.start + 1]!r})") from None
 
 
 def _run_train(args):
@@ -163,7 +119,7 @@ def _round_trip_sample(tokenizer, text):
 
 
 def _add_encode(subparsers):
-    parser = subparsers.add_parser("encode", help="text to token ids", formatter_class=_formatter)
+    parser = subparsers.add_parser("encode", help="text to token ids", formatter_class=HelpFormatter)
     parser.add_argument("input", nargs="?", default="-", help="text file, or - for standard input")
     parser.add_argument("-t", "--tokenizer", type=Path, required=True, help="tokenizer JSON file")
     parser.add_argument("--pieces", action="store_true", help="show each piece with its id")
@@ -196,7 +152,7 @@ def _run_encode(args):
 
 
 def _add_decode(subparsers):
-    parser = subparsers.add_parser("decode", help="token ids to text", formatter_class=_formatter)
+    parser = subparsers.add_parser("decode", help="token ids to text", formatter_class=HelpFormatter)
     parser.add_argument("input", nargs="?", default="-", help="ids (whitespace/comma separated or JSON), or - for standard input")
     parser.add_argument("-t", "--tokenizer", type=Path, required=True, help="tokenizer JSON file")
     parser.add_argument("--errors", choices=("replace", "strict"), default="replace", help="what to do with invalid UTF-8")
@@ -227,7 +183,7 @@ def _run_decode(args):
 
 
 def _add_inspect(subparsers):
-    parser = subparsers.add_parser("inspect", help="what a tokenizer file holds", formatter_class=_formatter)
+    parser = subparsers.add_parser("inspect", help="what a tokenizer file holds", formatter_class=HelpFormatter)
     parser.add_argument("tokenizer", type=Path, help="tokenizer JSON file")
     parser.add_argument("--vocab", action="store_true", help="dump the whole vocabulary: id, bytes, readable form")
     parser.add_argument("--top", type=int, default=10, help="how many merges and longest tokens to show")
@@ -244,7 +200,7 @@ def _run_inspect(args):
                 raw = tokenizer.token_bytes(token_id)
             except BytepairError:
                 continue
-            kind = "special" if token_id in tokenizer._special_by_id else ""
+            kind = "special" if tokenizer.is_special(token_id) else ""
             print(f"{token_id}\t{raw.hex()}\t{tokenizer.token_string(token_id)!r}\t{kind}".rstrip())
         return 0
     print(f"type          {'character_bpe' if tokenizer.mode == 'char' else 'byte_bpe'}")
@@ -265,13 +221,3 @@ def _run_inspect(args):
 
 def _show(value):
     return repr(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value)
-
-
-def longest_tokens(tokenizer, count):
-    """The ``count`` longest learned tokens as (id, readable string), longest first."""
-    first_learned = len(tokenizer.base_tokens) if tokenizer.mode == "char" else 256
-    learned = range(first_learned, tokenizer._learned_size - (256 if tokenizer.byte_fallback else 0))
-    # Seed 000 ranks by length in characters (bytes in byte mode); ties keep id order.
-    size = (lambda i: len(tokenizer._values[i])) if tokenizer.mode == "char" else (lambda i: len(tokenizer._token_bytes[i]))
-    ranked = sorted(learned, key=lambda i: (-size(i), i))
-    return [(i, tokenizer.token_string(i)) for i in ranked[:count]]

@@ -51,12 +51,12 @@ def stdlib_corpus():
 
 
 def register(subparsers):
-    import argparse
+    from ._cliutil import HelpFormatter
 
     parser = subparsers.add_parser(
         "demo",
         help="train, save and encode on the standard library's docstrings; print the report",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--vocab-size", type=int, default=500, help="distinct tokens to reach")
     parser.add_argument("--max-chars", type=int, default=500_000, help="training prefix length")

@@ -16,10 +16,17 @@ def split_report(name, characters, tokens):
     )
 
 
+def longest_tokens(tokenizer, count):
+    """The ``count`` longest learned tokens as (id, readable string), longest first."""
+    model = tokenizer.model
+    # Seed 000 ranks by length in characters (bytes in byte mode); ties keep id order.
+    learned = [i for i in model.learned_ids() if model.token_value(i) is not None]
+    ranked = sorted(learned, key=lambda i: (-len(model.token_value(i)), i))
+    return [(i, tokenizer.token_string(i)) for i in ranked[:count]]
+
+
 def learned_tokens_report(tokenizer, count=15):
     """The longest learned tokens with their ids."""
-    from .cli import longest_tokens
-
     lines = [f"longest learned tokens (of {tokenizer.vocab_size}):"]
     for token_id, token in longest_tokens(tokenizer, count):
         lines.append(f"  {token_id:5d} {token!r}")

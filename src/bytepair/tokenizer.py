@@ -1,41 +1,63 @@
-"""The ``Tokenizer``: a trained or loaded BPE vocabulary and the pipeline that runs it.
+"""The ``Tokenizer``: a vocabulary model and the pipeline stages around it.
 
 The pipeline, written out once::
 
     text -> 1. normalize          (normalize.py: none, NFC or NFKC)
          -> 2. split out specials (special.py: exact match, fixed ids, never merged)
          -> 3. pre-tokenize       (patterns.py, or the engine's scanner for named patterns)
-         -> 4. BPE merges         (bytepair._engine, rule "replay", "tiktoken" or "hf")
+         -> 4. BPE model          (model.py: MergeModel or RankModel, run by bytepair._engine)
          -> 5. ids
     ids  -> bytes (or characters) -> text
 
 This module owns policy: argument checks, special-token rules, id bookkeeping. The loops live
-in the compiled engine; the artifact format lives in ``artifact.py``; training in ``train.py``.
+in the compiled engine; the vocabulary kinds in ``model.py``; the artifact format in
+``artifact.py``; training in ``train.py``.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Set as AbstractSet
+from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 
-from . import _engine
-from .errors import SpecialTokenError, TokenIdError, UnknownCharactersError
+from . import _engine, artifact
+from .errors import (
+    ArtifactError,
+    SpecialTokenError,
+    TokenIdError,
+    UnknownCharactersError,
+)
+from .model import MODES, RULES, MergeModel, RankModel
 from .normalize import check_normalization, normalize
 from .patterns import resolve_pattern
 from .patterns import split as regex_split
 from .special import check_disallowed, resolve_special, split_on_special
 
-MODES = ("char", "byte")
-RULES = ("replay", "tiktoken", "hf")
+__all__ = ["MODES", "RULES", "SCANNED_PATTERNS", "Tokenizer"]
+
 # Patterns the compiled scanner implements; any other regex is split by the `regex` module.
-SCANNED_PATTERNS = ("gpt2", "cl100k", "o200k", "llama3")
+# The engine is the authority; this is its list of names.
+SCANNED_PATTERNS: tuple[str, ...] = tuple(_engine.SCANNED_PATTERNS)
+
+Model = MergeModel | RankModel
+SpecialTokens = Iterable[str] | Mapping[str, int]
 
 
 class Tokenizer:
-    """A BPE tokenizer: character-level (``mode="char"``) or byte-level (``mode="byte"``).
+    """A BPE tokenizer: a vocabulary model composed with normalization, special tokens and a
+    pre-tokenization pattern (Hugging Face's shape: ``Tokenizer(model, ...)``).
 
-    Build one with ``bytepair.train(...)``, ``Tokenizer.load(path)`` or ``bytepair.load(name)``.
+    Build one with ``bytepair.train(...)``, ``bytepair.load(name or path)``, or from a model:
+
+    - ``Tokenizer(model, pattern=..., normalization=..., special_tokens=...)`` where ``model``
+      is a ``MergeModel`` or a ``RankModel`` (``bytepair.model``);
+    - the keyword form ``Tokenizer(mode=..., merges=..., base_tokens=..., byte_fallback=...,
+      pattern=..., ...)``, kept for code written before models existed: it builds the
+      ``MergeModel(mode=, merges=, base_tokens=, byte_fallback=)`` for you.
 
     Example:
         >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
@@ -43,107 +65,69 @@ class Tokenizer:
         [5, 1, 3]
         >>> tok.decode([5, 1, 3])
         'aaabd'
+        >>> Tokenizer(tok.model).encode("aaabd")
+        [5, 1, 3]
 
-    NOTE: ids are base tokens first, then each merge's new value in merge order; a merge that
-    rebuilds an existing value reuses its id (seed 000's rule), then byte-fallback tokens, then
-    special tokens.
+    NOTE: ids are the model's (for a MergeModel: base tokens first, then each merge's new value
+    in merge order, a merge that rebuilds an existing value reusing its id, then byte-fallback
+    tokens), then special tokens.
     """
 
     def __init__(
         self,
+        model: Model | None = None,
         *,
-        mode,
-        merges=(),
-        base_tokens=None,
-        pattern=None,
-        normalization=None,
-        special_tokens=None,
-        byte_fallback=False,
-    ):
-        if mode not in MODES:
-            raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
-        self.mode = mode
-        self.name = None  # the published name of a loaded vocabulary ("cl100k_base", ...)
-        self.normalization = check_normalization(normalization)
-        self.pattern_name, self.pattern = _resolve(pattern)
-        self.rule = "replay"
-        self.byte_fallback = bool(byte_fallback)
-        if mode == "byte":
-            if base_tokens is not None:
-                raise ValueError("base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
-            if byte_fallback:
-                raise ValueError("byte_fallback applies to mode='char' only; byte mode never fails")
-            self.base_tokens = ()
-            base_values = [bytes([b]) for b in range(256)]
-        else:
-            self.base_tokens = tuple(base_tokens or ())
-            _check_base_tokens(self.base_tokens)
-            base_values = list(self.base_tokens)
-        self.merges = tuple((left, right) for left, right in merges)
-        values = _vocabulary(base_values, self.merges)
-        self._values = values
-        self._token_bytes = [_as_bytes(v) for v in values]
-        self._fallback_ids = None
-        if self.byte_fallback:
-            self._fallback_ids = list(range(len(values), len(values) + 256))
-            self._token_bytes += [bytes([b]) for b in range(256)]
-        self._learned_size = len(self._token_bytes)
-        self.special_tokens = {}
+        pattern: str | None = None,
+        normalization: str | None = None,
+        special_tokens: SpecialTokens | None = None,
+        name: str | None = None,
+        mode: Literal["char", "byte"] | None = None,
+        merges: Iterable[tuple[Any, Any]] = (),
+        base_tokens: Iterable[str] | None = None,
+        byte_fallback: bool = False,
+    ) -> None:
+        if model is None:
+            if mode is None:
+                raise TypeError("Tokenizer() needs a model (MergeModel or RankModel), or mode=... and merges=...")
+            if mode not in MODES:
+                raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
+            model = MergeModel(mode=mode, merges=merges, base_tokens=base_tokens, byte_fallback=byte_fallback)
+        elif not isinstance(model, (MergeModel, RankModel)):
+            raise TypeError(f"model must be a MergeModel or a RankModel, not {type(model).__name__}")
+        elif mode is not None or merges or base_tokens is not None or byte_fallback:
+            raise TypeError("give either a model or mode/merges/base_tokens/byte_fallback, not both")
+        self._model = model
+        self._name = name  # the published name of a loaded vocabulary ("cl100k_base", ...)
+        self._normalization = check_normalization(normalization)
+        self._pattern_name, self._pattern = _resolve(pattern)
+        self._special_tokens: dict[str, int] = {}
         self._install_special(special_tokens)
 
     # -- construction helpers -----------------------------------------------------------
 
-    @classmethod
-    def _from_vocabulary(
-        cls, *, token_bytes, pair_table, rule, whole_piece, pattern, special_tokens, name=None
-    ):
-        """A byte-level tokenizer over a foreign vocabulary (tiktoken ranks, HF merges).
-
-        ``token_bytes``: dict bytes -> id; ``pair_table``: (left_id, right_id) -> (rank, id).
-        Used by ``bytepair.formats``; merges are then the library's, not replayable ones.
-        """
-        self = cls.__new__(cls)
-        self.mode = "byte"
-        self.normalization = None
-        self.pattern_name, self.pattern = _resolve(pattern)
-        self.rule = rule
-        self.name = name
-        self.byte_fallback = False
-        self.base_tokens = ()
-        self.merges = ()
-        size = max(token_bytes.values()) + 1
-        table = [None] * size
-        for value, token_id in token_bytes.items():
-            table[token_id] = value
-        self._values = table
-        self._token_bytes = list(table)
-        self._fallback_ids = None
-        self._learned_size = size
-        self._foreign = (token_bytes, pair_table, whole_piece)
-        self.special_tokens = {}
-        self._install_special(special_tokens)
-        return self
-
     def _install_special(self, special_tokens):
         """Give special tokens their ids (next free ids, or the ids asked for) and rebuild."""
+        learned_size = self._model.size
         if special_tokens:
             if isinstance(special_tokens, dict):
                 wanted = dict(special_tokens)
             else:
                 wanted = {}
-                next_id = max([self._learned_size - 1, *self.special_tokens.values()]) + 1
+                next_id = max([learned_size - 1, *self._special_tokens.values()]) + 1
                 for token in special_tokens:
-                    if token not in self.special_tokens and token not in wanted:
+                    if token not in self._special_tokens and token not in wanted:
                         wanted[token] = next_id
                         next_id += 1
             for token, token_id in wanted.items():
                 self._check_special(token, token_id)
-                self.special_tokens[token] = int(token_id)
-        self._special_by_id = {i: t for t, i in self.special_tokens.items()}
-        size = max([self._learned_size - 1, *self.special_tokens.values()]) + 1
-        self._decode_table = list(self._token_bytes) + [None] * (size - len(self._token_bytes))
-        for token, token_id in self.special_tokens.items():
+                self._special_tokens[token] = int(token_id)
+        self._special_by_id = {i: t for t, i in self._special_tokens.items()}
+        size = max([learned_size - 1, *self._special_tokens.values()]) + 1
+        token_bytes = self._model.token_bytes
+        self._decode_table = list(token_bytes) + [None] * (size - len(token_bytes))
+        for token, token_id in self._special_tokens.items():
             self._decode_table[token_id] = token.encode("utf-8")
+        self._fingerprint = None  # computed on first use, then kept
         self._build_engine()
 
     def _check_special(self, token, token_id):
@@ -151,16 +135,17 @@ class Tokenizer:
             raise SpecialTokenError(f"a special token must be a non-empty string, not {token!r}")
         if not isinstance(token_id, int) or token_id < 0:
             raise SpecialTokenError(f"special token {token!r} needs a non-negative integer id, not {token_id!r}")
-        if token_id < self._learned_size and self._token_bytes[token_id] is not None:
+        token_bytes = self._model.token_bytes
+        if token_id < len(token_bytes) and token_bytes[token_id] is not None:
             raise SpecialTokenError(
                 f"special token {token!r} asks for id {token_id}, which is already the learned "
-                f"token {self._token_bytes[token_id]!r}; use an id of {self._learned_size} or more"
+                f"token {token_bytes[token_id]!r}; use an id of {len(token_bytes)} or more"
             )
-        clash = [t for t, i in self.special_tokens.items() if i == token_id and t != token]
+        clash = [t for t, i in self._special_tokens.items() if i == token_id and t != token]
         if clash:
             raise SpecialTokenError(f"special tokens {clash[0]!r} and {token!r} both ask for id {token_id}")
 
-    def add_special_tokens(self, special_tokens):
+    def add_special_tokens(self, special_tokens: SpecialTokens) -> Tokenizer:
         """Add special tokens after training: a list (next free ids) or a dict token -> id.
 
         The fingerprint changes, since special tokens change behaviour.
@@ -169,61 +154,119 @@ class Tokenizer:
         return self
 
     def _build_engine(self):
-        scanner = self.pattern_name if self.pattern_name in SCANNED_PATTERNS else None
+        scanner = self._pattern_name if self._pattern_name in SCANNED_PATTERNS else None
         # A custom regex is split in Python by the `regex` module; named ones by the engine.
-        self._regex_pattern = self.pattern if self.pattern is not None and scanner is None else None
-        if self.rule != "replay":
-            token_bytes, pair_table, whole_piece = self._foreign
-            base_ids = [token_bytes[bytes([b])] for b in range(256)]
-            monotonic, fallback_ids = False, None
-        else:
-            ids = {value: i for i, value in enumerate(self._values)}
-            pair_table = {}
-            for rank, (left, right) in enumerate(self.merges):
-                # subtle: a merge list (from a file) can learn the same pair twice; replay
-                # applies it at each of its ranks, so the engine gets every rank.
-                ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
-                ranks.append(rank)
-            if self.mode == "byte":
-                base_ids = list(range(256))
-            else:
-                base_ids = {ord(c): i for i, c in enumerate(self.base_tokens)}
-            whole_piece, monotonic, fallback_ids = False, True, self._fallback_ids
-        self._engine = _engine.Encoder(
-            mode=self.mode,
-            token_bytes=self._token_bytes,
-            base_ids=base_ids,
-            pair_table=pair_table,
-            whole_piece=whole_piece,
-            monotonic=monotonic,
-            pattern=scanner,
-            fallback_ids=fallback_ids,
-        )
+        self._regex_pattern = self._pattern if self._pattern is not None and scanner is None else None
+        self._engine = _engine.Encoder(pattern=scanner, **self._model.engine_spec())
+
+    # -- pickling ------------------------------------------------------------------------
+
+    def __reduce__(self):
+        # By content: the model (its minimal truth) and the stages; the engine, tables and
+        # fingerprint are rebuilt on load. A named pattern travels by name.
+        pattern = self._pattern_name or self._pattern
+        stages = (pattern, self._normalization, dict(self._special_tokens), self._name)
+        return (_rebuild_tokenizer, (self._model, stages))
+
+    def __deepcopy__(self, memo):
+        # Models are immutable and shared; the rest is rebuilt (the engine cannot be copied).
+        copy = _rebuild_tokenizer(self._model, self.__reduce__()[1][1])
+        memo[id(self)] = copy
+        return copy
+
+    # -- what it is made of --------------------------------------------------------------
+
+    @property
+    def model(self) -> Model:
+        """The vocabulary model: a ``MergeModel`` or a ``RankModel``."""
+        return self._model
+
+    @property
+    def mode(self) -> str:
+        """``"char"`` or ``"byte"``."""
+        return self._model.mode
+
+    @property
+    def rule(self) -> str:
+        """Whose merge rule the model follows: ``"replay"``, ``"tiktoken"`` or ``"hf"``."""
+        return self._model.rule
+
+    @property
+    def merges(self) -> tuple:
+        """A MergeModel's merges in rank order; empty for a loaded RankModel."""
+        return self._model.merges
+
+    @property
+    def base_tokens(self) -> tuple[str, ...]:
+        """A character-level model's alphabet; empty otherwise."""
+        return self._model.base_tokens
+
+    @property
+    def byte_fallback(self) -> bool:
+        return self._model.byte_fallback
+
+    @property
+    def name(self) -> str | None:
+        """The published name of a loaded vocabulary (``"cl100k_base"``), else None."""
+        return self._name
+
+    @property
+    def pattern(self) -> str | None:
+        """The pre-tokenization regex, or None (the text is one piece)."""
+        return self._pattern
+
+    @property
+    def pattern_name(self) -> str | None:
+        """The pattern's name when it is a named one (``"cl100k"``), else None."""
+        return self._pattern_name
+
+    @property
+    def normalization(self) -> str | None:
+        return self._normalization
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        """``{special token: id}`` (a copy: change them with ``add_special_tokens``)."""
+        return dict(self._special_tokens)
+
+    def is_special(self, token_id: int) -> bool:
+        """Whether ``token_id`` is a special token's id."""
+        return token_id in self._special_by_id
 
     # -- properties ----------------------------------------------------------------------
 
     @property
-    def vocab_size(self):
+    def vocab_size(self) -> int:
         """The number of ids, i.e. one more than the largest id (the embedding table's size)."""
         return len(self._decode_table)
 
     @property
-    def fingerprint(self):
-        """SHA-256 of what defines this tokenizer's behaviour (see ``artifact.py``)."""
-        from .artifact import fingerprint
+    def fingerprint(self) -> str:
+        """SHA-256 of what defines this tokenizer's behaviour, computed once.
 
-        return fingerprint(self)
+        A ``MergeModel``'s is the artifact's fingerprint (seed 000's formula, see
+        ``artifact.py``); a ``RankModel``'s hashes its rule, tokens and pair table with the
+        pattern and special tokens (``RankModel.fingerprint``).
+        """
+        if self._fingerprint is None:
+            if isinstance(self._model, MergeModel):
+                self._fingerprint = artifact.to_dict(self)["fingerprint"]
+            else:
+                self._fingerprint = self._model.fingerprint(self._pattern, self._special_tokens)
+        return self._fingerprint
 
-    def __repr__(self):
-        pattern = self.pattern_name or ("custom" if self.pattern else None)
+    def __repr__(self) -> str:
+        pattern = self._pattern_name or ("custom" if self._pattern else None)
         return (
             f"Tokenizer(mode={self.mode!r}, vocab_size={self.vocab_size}, pattern={pattern!r}, "
-            f"normalization={self.normalization!r}, special_tokens={len(self.special_tokens)})"
+            f"normalization={self._normalization!r}, special_tokens={len(self._special_tokens)})"
         )
 
     # -- encoding ------------------------------------------------------------------------
 
-    def encode(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode(
+        self, text: str, *, allowed_special: AbstractSet[str] | str = frozenset(), disallowed_special: Collection[str] | str = "all"
+    ) -> list[int]:
         """Text to ids, with tiktoken's special-token rules.
 
         Example:
@@ -234,26 +277,33 @@ class Tokenizer:
         ``DisallowedSpecialTokenError``, so user text cannot forge structure.
         """
         text = self._normalized(text)
-        allowed, disallowed = resolve_special(self.special_tokens, allowed_special, disallowed_special)
+        allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         check_disallowed(text, disallowed)
         if not allowed:
             return self._encode_ordinary(text)
         ids = []
         for segment, is_special in split_on_special(text, allowed):
             if is_special:
-                ids.append(self.special_tokens[segment])
+                ids.append(self._special_tokens[segment])
             else:
                 ids.extend(self._encode_ordinary(segment))
         return ids
 
-    def encode_ordinary(self, text):
+    def encode_ordinary(self, text: str) -> list[int]:
         """Text to ids, treating special-token strings as ordinary text (the fast path)."""
         return self._encode_ordinary(self._normalized(text))
 
-    def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_batch(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        allowed_special: AbstractSet[str] | str = frozenset(),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> list[list[int]]:
         """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores)."""
         texts = [self._normalized(t) for t in texts]
-        allowed, disallowed = resolve_special(self.special_tokens, allowed_special, disallowed_special)
+        allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
         if allowed or self._regex_pattern is not None:
@@ -261,7 +311,7 @@ class Tokenizer:
         threads = num_threads or os.cpu_count() or 1
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
-    def encode_to_array(self, text, *, dtype=None):
+    def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``."""
         dtype = dtype or self.array_dtype
         if np.dtype(dtype).itemsize * 8 < 32 and self.vocab_size > 2**16:
@@ -272,11 +322,13 @@ class Tokenizer:
         return self._engine_call(self._engine.encode_to_array, text, np.dtype(dtype).name)
 
     @property
-    def array_dtype(self):
+    def array_dtype(self) -> str:
         """The smallest unsigned dtype that holds every id: uint16 or uint32."""
         return "uint16" if self.vocab_size <= 2**16 else "uint32"
 
-    def encode_tokens(self, text, *, allowed_special=frozenset(), disallowed_special="all"):
+    def encode_tokens(
+        self, text: str, *, allowed_special: AbstractSet[str] | str = frozenset(), disallowed_special: Collection[str] | str = "all"
+    ) -> list[str]:
         """The pieces of ``text`` as strings, one per id (byte tokens that split a character show
         U+FFFD).
 
@@ -287,23 +339,23 @@ class Tokenizer:
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
         return [self.token_string(i) for i in ids]
 
-    def split(self, text):
+    def split(self, text: str) -> list[str]:
         """Stage 3 on its own: the pre-tokenization pieces of ``text`` (after normalization)."""
         text = self._normalized(text)
         if self._regex_pattern is not None:
-            return regex_split(text, self.pattern)
-        if self.pattern is None:
+            return regex_split(text, self._pattern)
+        if self._pattern is None:
             return [text] if text else []
         return self._engine.split(text)
 
     def _normalized(self, text):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        return normalize(text, self.normalization)
+        return normalize(text, self._normalization)
 
     def _encode_ordinary(self, text):
         if self._regex_pattern is not None:
-            return self._engine_call(self._engine.encode_pieces, regex_split(text, self.pattern))
+            return self._engine_call(self._engine.encode_pieces, regex_split(text, self._pattern))
         return self._engine_call(self._engine.encode_ordinary, text)
 
     def _engine_call(self, function, *args):
@@ -314,7 +366,7 @@ class Tokenizer:
 
     # -- decoding ------------------------------------------------------------------------
 
-    def decode_bytes(self, ids):
+    def decode_bytes(self, ids: Iterable[int] | np.ndarray) -> bytes:
         """Ids to the exact bytes they stand for (no UTF-8 decoding)."""
         table = self._decode_table
         ids = self._checked_ids(ids)
@@ -330,20 +382,20 @@ class Tokenizer:
                 )
         raise AssertionError("unreachable")  # pragma: no cover
 
-    def decode(self, ids, errors="replace"):
+    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
         """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
         ``errors="strict"`` raises ``UnicodeDecodeError``.
         """
         return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
-    def token_bytes(self, token_id):
+    def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token id (special tokens: their UTF-8 string)."""
         return self.decode_bytes([token_id])
 
-    def token_string(self, token_id):
+    def token_string(self, token_id: int) -> str:
         """A readable form of one token: its text, or U+FFFD where its bytes split a character."""
-        if self.mode == "char" and token_id < len(self._values):
-            return self._values[token_id]
+        if self._model.mode == "char" and 0 <= token_id < len(self._model.values):
+            return self._model.values[token_id]
         return self.token_bytes(token_id).decode("utf-8", errors="replace")
 
     def _checked_ids(self, ids):
@@ -366,28 +418,55 @@ class Tokenizer:
 
     # -- files ---------------------------------------------------------------------------
 
-    def save(self, path):
-        """Write the tokenizer as a JSON artifact (temporary file, then rename)."""
-        from .artifact import save
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the tokenizer as a JSON artifact (staged beside ``path``, then renamed).
 
-        save(self, path)
+        Raises ``ArtifactError`` for a vocabulary loaded from another library (write it back
+        with ``to_tiktoken`` / ``to_huggingface``).
+        """
+        artifact.save(self, path)
 
     @classmethod
-    def load(cls, path):
-        """Read a JSON artifact written by ``save`` (or by seed 000's script), verifying it."""
-        from .artifact import load
+    def load(cls, path: str | os.PathLike) -> Tokenizer:
+        """Read a JSON artifact written by ``save`` (or by seed 000's script), verifying it.
 
-        return load(path)
+        NOTE: ``bytepair.load`` is the primary loading verb (a published name, or a path to an
+        artifact, a ``.tiktoken`` file, a ``tokenizer.json`` ...); this is its alias for
+        bytepair's own artifact files, and gives the same tokenizer for them.
+        """
+        return cls.from_dict(artifact.read_json(path), where=str(Path(path)))
 
-    def to_tiktoken(self, path):
+    @classmethod
+    def from_dict(cls, data: Any, *, where: str = "tokenizer") -> Tokenizer:
+        """A tokenizer from parsed artifact content, every field and the fingerprint checked."""
+        content = artifact.from_dict(data, where=where)
+        try:
+            tokenizer = cls(
+                content.model,
+                pattern=content.pattern,
+                normalization=content.normalization,
+                special_tokens=content.special_tokens,
+            )
+        except ValueError as error:
+            raise ArtifactError(f"{where}: {error}") from None
+        if tokenizer.fingerprint != content.fingerprint:
+            raise ArtifactError(f"{where}: the file's content does not rebuild the tokenizer it describes")
+        if content.vocab_size is not None and content.vocab_size != tokenizer.vocab_size:
+            raise ArtifactError(
+                f"{where}: vocab_size says {content.vocab_size} but the merges and tokens give "
+                f"{tokenizer.vocab_size}; the file was edited"
+            )
+        return tokenizer
+
+    def to_tiktoken(self, path: str | os.PathLike) -> dict:
         """Write the vocabulary as a tiktoken rank file; see ``bytepair.formats.to_tiktoken``."""
-        from .formats import to_tiktoken
+        from .formats.export import to_tiktoken
 
         return to_tiktoken(self, path)
 
-    def to_huggingface(self, path):
+    def to_huggingface(self, path: str | os.PathLike) -> None:
         """Write an HF ``tokenizer.json``; see ``bytepair.formats.to_huggingface``."""
-        from .formats import to_huggingface
+        from .formats.export import to_huggingface
 
         return to_huggingface(self, path)
 
@@ -398,33 +477,11 @@ class Tokenizer:
         return apply_chat_template(self, messages, **options)
 
 
+def _rebuild_tokenizer(model, stages):
+    pattern, normalization, special_tokens, name = stages
+    return Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens, name=name)
+
+
 def _resolve(pattern):
     """(name or None, regex or None) for a pattern name, a custom regex, or None."""
     return (None, None) if pattern is None else resolve_pattern(pattern)
-
-
-def _check_base_tokens(base_tokens):
-    for token in base_tokens:
-        if not isinstance(token, str) or len(token) != 1:
-            raise ValueError(f"base tokens must be single characters, not {token!r}")
-    if len(set(base_tokens)) != len(base_tokens):
-        raise ValueError("base tokens contain duplicates; give each character once")
-
-
-def _vocabulary(base_values, merges):
-    """Token values in id order: base, then each new merged value once (seed 000's rule)."""
-    values = list(base_values)
-    seen = set(values)
-    for left, right in merges:
-        if left not in seen or right not in seen:
-            missing = left if left not in seen else right
-            raise ValueError(f"merge {(left, right)!r} uses {missing!r}, which no earlier token builds")
-        merged = left + right
-        if merged not in seen:
-            seen.add(merged)
-            values.append(merged)
-    return values
-
-
-def _as_bytes(value):
-    return value.encode("utf-8") if isinstance(value, str) else value

@@ -16,37 +16,43 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter
+from collections.abc import Iterable, Mapping
+from typing import Literal
 
 from . import _engine
 from .errors import TrainingError
+from .model import MergeModel
 from .normalize import check_normalization, normalize
 from .patterns import safe_cut
 from .patterns import split as regex_split
 from .special import strip_special
-from .tokenizer import Tokenizer, _resolve
+from .tokenizer import SCANNED_PATTERNS, Tokenizer, _resolve
 
 # Long texts are counted in blocks of about this many characters, one thread per block, and
-# this many characters of blocks at a time, so memory follows the unique pieces.
-BLOCK_CHARS = 1 << 20
+# BATCH_CHARS characters of blocks at a time, so memory follows the unique pieces. Not the
+# encoder's block (``datasets.blocks.ENCODE_BLOCK_CHARS``, 256 Ki, measured): counting a block
+# costs a table of its unique pieces that is then merged into the whole count, so larger
+# blocks mean fewer merges; 1 Mi is untuned beyond that reasoning.
+COUNT_BLOCK_CHARS = 1 << 20
 BATCH_CHARS = 1 << 26
 
 
 def train(
-    text,
+    text: str | Iterable[str],
     *,
-    mode="char",
-    vocab_size,
-    min_frequency=2,
-    pattern=None,
-    normalization=None,
-    special_tokens=None,
-    base_text=None,
-    base_tokens=None,
-    max_chars=None,
-    byte_fallback=False,
-    verbose=False,
-    progress=None,
-):
+    mode: Literal["char", "byte"] = "char",
+    vocab_size: int,
+    min_frequency: int = 2,
+    pattern: str | None = None,
+    normalization: str | None = None,
+    special_tokens: Iterable[str] | Mapping[str, int] | None = None,
+    base_text: str | Iterable[str] | None = None,
+    base_tokens: Iterable[str] | None = None,
+    max_chars: int | None = None,
+    byte_fallback: bool = False,
+    verbose: bool = False,
+    progress: bool | None = None,
+) -> Tokenizer:
     """Learn a BPE tokenizer from ``text`` (a str, or an iterable of str documents).
 
     - ``mode="char"``: the base alphabet is every character of the training text, plus those
@@ -118,15 +124,8 @@ def train(
         merges.append(pair)
         if log:
             log(len(merges), pair, values[merged_id], frequency, length, len(values))
-    tokenizer = Tokenizer(
-        mode=mode,
-        merges=merges,
-        base_tokens=base if mode == "char" else None,
-        pattern=pattern,
-        normalization=normalization,
-        special_tokens=special_tokens,
-        byte_fallback=byte_fallback,
-    )
+    model = MergeModel(mode=mode, merges=merges, base_tokens=base if mode == "char" else None, byte_fallback=byte_fallback)
+    tokenizer = Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens)
     if verbose:
         print("Final vocabulary size:", tokenizer.vocab_size)
         print("Final training sequence length:", result[-1][4] if result else sum(len(c) * n for c, n in zip(chunks, counts)))
@@ -170,8 +169,6 @@ def _count_chunks(documents, pattern_name, pattern_regex, mode):
     patterns are counted by the engine on all cores, block by block; a custom regex by the
     ``regex`` module.
     """
-    from .tokenizer import SCANNED_PATTERNS
-
     counts = Counter()  # keeps first-appearance order, and counts in C
     seen_chars = set()
     batch, batch_chars = [], 0
@@ -208,12 +205,12 @@ def _count_batch(counts, blocks, pattern_name):
 
 
 def _cut_blocks(text):
-    """``text`` in blocks of about ``BLOCK_CHARS``, cut only where no named pattern's piece
+    """``text`` in blocks of about ``COUNT_BLOCK_CHARS``, cut only where no named pattern's piece
     crosses (``patterns.safe_cut``), so counting blocks apart counts the same pieces.
     """
     start = 0
-    while len(text) - start > BLOCK_CHARS:
-        cut = safe_cut(text[start : start + BLOCK_CHARS])
+    while len(text) - start > COUNT_BLOCK_CHARS:
+        cut = safe_cut(text[start : start + COUNT_BLOCK_CHARS])
         if cut == 0:
             break  # no safe cut near the end of this block: count the rest whole
         yield text[start : start + cut]
@@ -227,12 +224,12 @@ def _regex_pieces(document, pattern_regex):
     subtle: a block boundary can fall inside a piece, so the last piece of each block is
     carried over and split again with the next block; pieces before it never look past it.
     """
-    if len(document) <= BLOCK_CHARS:
+    if len(document) <= COUNT_BLOCK_CHARS:
         return regex_split(document, pattern_regex)
     pieces = []
     carry = ""
-    for start in range(0, len(document), BLOCK_CHARS):
-        block_pieces = regex_split(carry + document[start : start + BLOCK_CHARS], pattern_regex)
+    for start in range(0, len(document), COUNT_BLOCK_CHARS):
+        block_pieces = regex_split(carry + document[start : start + COUNT_BLOCK_CHARS], pattern_regex)
         carry = block_pieces.pop() if block_pieces else ""
         pieces.extend(block_pieces)
     if carry:

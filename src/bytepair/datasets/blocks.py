@@ -43,7 +43,9 @@ WHOLE_SPLIT_CHARS = 1 << 28
 # engine merges one long piece (no pattern) at about 1.6M characters/s, 100k-character pieces
 # about 2.6x faster (cache-friendly heaps). Measured on WikiText-2 train, vocab 500, 2 cores:
 # encode CPU 3.7 s with 4 Mi-character blocks, 2.6 s with 256 Ki, 2.5 s with 64 Ki.
-BLOCK_CHARS = 1 << 18
+# (Training counts in larger blocks, ``train.COUNT_BLOCK_CHARS``: counting has no long-piece
+# merge whose cost grows with the block.)
+ENCODE_BLOCK_CHARS = 1 << 18
 # How much of a file is read at a time.
 READ_CHARS = 1 << 20
 

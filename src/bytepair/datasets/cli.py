@@ -14,10 +14,12 @@ import os
 import sys
 from pathlib import Path
 
+from bytepair._cliutil import HelpFormatter, add_training_options, training_options
+from bytepair._io import cache_folder
 from bytepair.errors import UsageError
 
-from .blocks import BLOCK_CHARS
-from .wikitext import CLEANINGS, SPLITS, default_cache_dir
+from .blocks import ENCODE_BLOCK_CHARS
+from .wikitext import CLEANINGS, SPLITS
 
 PREPARE_EPILOG = (
     "Defaults are seed 000's: character mode, vocab 500, the first 500,000 characters of train "
@@ -32,10 +34,6 @@ def register(subparsers):
     _add_sweep(subparsers)
 
 
-def _formatter(prog):
-    return argparse.ArgumentDefaultsHelpFormatter(prog, max_help_position=32)
-
-
 def _add_corpus_options(parser):
     parser.add_argument("source", nargs="?", type=Path, default=None, help="folder with the split files (WikiText-2 raw or tokens names, or train.txt/val.txt/test.txt)")
     parser.add_argument("--train", type=Path, default=None, metavar="FILE", help="training split file (instead of SOURCE)")
@@ -44,14 +42,12 @@ def _add_corpus_options(parser):
     parser.add_argument("--variant", choices=("auto", "raw", "tokens"), default="auto", help="which WikiText-2 files to use (--download: auto means raw)")
     parser.add_argument("--cleaning", choices=CLEANINGS, default="none", help="none keeps the files exactly; clean drops empty lines, strips line edges, joins @-@ @,@ @.@")
     parser.add_argument("--download", action="store_true", help="download WikiText-2 into the cache (only the first time) instead of SOURCE")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(), help="download cache ($BYTEPAIR_CACHE, else $XDG_CACHE_HOME/bytepair or ~/.cache/bytepair)")
+    parser.add_argument("--cache-dir", type=Path, default=cache_folder(), help="download cache ($BYTEPAIR_CACHE, else $XDG_CACHE_HOME/bytepair or ~/.cache/bytepair)")
     parser.add_argument("--url", default=None, help="download from this mirror instead of the public address")
     parser.add_argument("--sha256", default=None, help="expected SHA-256 of the zip, if it is not the published one")
 
 
 def _add_training(parser, *, max_chars=500_000):
-    from bytepair.cli import add_training_options
-
     add_training_options(parser)
     parser.set_defaults(max_chars=max_chars)
 
@@ -62,14 +58,14 @@ def _add_prepare(subparsers):
         help="train on a corpus and write its splits as token streams (seed 000, end to end)",
         description="Train a tokenizer on the train split, encode every split, check and write them.",
         epilog=PREPARE_EPILOG,
-        formatter_class=_formatter,
+        formatter_class=HelpFormatter,
     )
     _add_corpus_options(parser)
     _add_training(parser)
     parser.add_argument("-o", "--output", type=Path, default=Path("prepared"), help="output folder OUT")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="encoding threads (all cores by default)")
     parser.add_argument("--no-pt", action="store_true", help="do not write the torch *_ids.pt files")
-    parser.add_argument("--block-chars", type=int, default=BLOCK_CHARS, help="block size for large splits, in characters")
+    parser.add_argument("--block-chars", type=int, default=ENCODE_BLOCK_CHARS, help="block size for large splits, in characters")
     parser.add_argument("--write-text", type=Path, default=None, metavar="DIR", help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt")
     parser.set_defaults(run=_run_prepare)
 
@@ -81,7 +77,7 @@ def _add_sweep(subparsers):
         "sweep",
         help="compare vocabulary sizes: training time, sequence length, compression, embedding size",
         description="Seed 000's exercises 1, 3 and 5: one tokenizer per vocabulary size, measured on the same corpus.",
-        formatter_class=_formatter,
+        formatter_class=HelpFormatter,
     )
     _add_corpus_options(parser)
     _add_training(parser)
@@ -126,7 +122,6 @@ def split_files(args):
 
 
 def _training_options(args):
-    from bytepair.cli import training_options
 
     options = training_options(args)
     if options["max_chars"] == 0:

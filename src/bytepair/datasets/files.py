@@ -2,7 +2,8 @@
 
 Every output is first written under a temporary name in its own folder (so the final
 ``os.replace`` is an atomic rename on the same file system), and renamed into place only when
-every file of the run is complete. This module does not know any file format.
+every file of the run is complete. Single files use ``bytepair._io.write_atomic``; this is its
+many-files form, with the same staging names and permissions. It does not know any file format.
 
 Example:
     >>> with StagedFiles() as staged:                      # doctest: +SKIP
@@ -12,15 +13,9 @@ Example:
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
-# mkstemp makes files readable by their owner only; outputs get the usual permissions instead.
-# (Read once at import: os.umask can only be read by setting it.)
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
-FILE_MODE = 0o666 & ~_UMASK
+from .._io import commit, staging_path
 
 
 class StagedFiles:
@@ -36,11 +31,9 @@ class StagedFiles:
     def new(self, final):
         """A fresh temporary path for ``final`` (its folder is created)."""
         final = Path(final)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
-        os.close(handle)
-        self._staged.append((Path(temporary), final))
-        return Path(temporary)
+        temporary = staging_path(final)
+        self._staged.append((temporary, final))
+        return temporary
 
     def commit(self, *, remove_first=()):
         """Remove ``remove_first`` (e.g. old ``meta.json`` files), then rename every file in the
@@ -49,8 +42,7 @@ class StagedFiles:
         for path in remove_first:
             Path(path).unlink(missing_ok=True)
         for temporary, final in self._staged:
-            os.chmod(temporary, FILE_MODE)
-            os.replace(temporary, final)
+            commit(temporary, final)
         self._staged = []
 
     def discard(self):
@@ -64,13 +56,3 @@ class StagedFiles:
     def __exit__(self, *exc_info):
         self.discard()
         return False
-
-
-def write_bytes_atomic(path, write):
-    """Call ``write(file)`` on a temporary binary file beside ``path``, then rename it to ``path``."""
-    with StagedFiles() as staged:
-        temporary = staged.new(path)
-        with open(temporary, "wb") as file:
-            write(file)
-        staged.commit()
-    return Path(path)

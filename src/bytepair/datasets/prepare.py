@@ -52,7 +52,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .blocks import BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
+from .blocks import ENCODE_BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
 from .encode import encode_all, normalized
 from .errors import DatasetError, PrepareError
 from .files import StagedFiles
@@ -96,7 +96,7 @@ def prepare(
     max_chars=500_000,
     workers=None,
     pt_files=None,
-    block_chars=BLOCK_CHARS,
+    block_chars=ENCODE_BLOCK_CHARS,
     whole_split_chars=WHOLE_SPLIT_CHARS,
     progress=None,
     log=print,

@@ -139,17 +139,17 @@ def _train(text, mode, size, alphabet, train_options):
 
 
 def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, context, words, longest, workers):
-    from bytepair.cli import longest_tokens
     from bytepair.errors import UnknownCharactersError
+    from bytepair.report import longest_tokens
 
-    from .blocks import BLOCK_CHARS
+    from .blocks import ENCODE_BLOCK_CHARS
     from .encode import encode_text
 
     started = time.perf_counter()
-    train_ids = encode_text(tokenizer, train_text, workers=workers, block_chars=BLOCK_CHARS)
+    train_ids = encode_text(tokenizer, train_text, workers=workers, block_chars=ENCODE_BLOCK_CHARS)
     covered = None
     if probe is not None:
-        window = encode_text(tokenizer, probe, workers=workers, block_chars=BLOCK_CHARS)[:context]
+        window = encode_text(tokenizer, probe, workers=workers, block_chars=ENCODE_BLOCK_CHARS)[:context]
         covered = sum(1 for byte in tokenizer.decode_bytes(window) if byte & 0xC0 != 0x80)
     encode_seconds = time.perf_counter() - started
     pieces = {}
@@ -244,14 +244,12 @@ def plot_png(result):
 
 def write_outputs(result, folder, *, plot=True):
     """Write ``sweep.json`` (and ``sweep.png``) atomically into ``folder``; returns the paths."""
-    from bytepair.artifact import write_text_atomic
-
-    from .files import write_bytes_atomic
+    from bytepair._io import write_bytes_atomic, write_text_atomic
 
     folder = Path(folder)
     paths = {"json": folder / "sweep.json"}
     write_text_atomic(paths["json"], result.to_json() + "\n")
     if plot:
         png = plot_png(result)
-        paths["png"] = write_bytes_atomic(folder / "sweep.png", lambda file: file.write(png))
+        paths["png"] = write_bytes_atomic(folder / "sweep.png", png)
     return paths

@@ -23,18 +23,22 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import sys
 import tempfile
-import urllib.error
-import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ChecksumError, DatasetError, DownloadError
+from .._io import (
+    cache_folder,
+    download,
+    file_sha256,
+    read_text,
+    size_cap,
+    write_text_atomic,
+)
+from .errors import DatasetError, DownloadError
 
 SPLITS = ("train", "val", "test")
 
@@ -144,10 +148,8 @@ def load_wikitext(folder, *, variant="auto", cleaning="none"):
 
     Returns ``{"train": str, "val": str, "test": str}`` (only the splits present).
     """
-    from bytepair.cli import read_text
-
     files = find_split_files(folder, variant=variant)
-    return {split: clean_text(read_text(path), cleaning) for split, path in files.items()}
+    return {split: clean_text(read_text(path, error=DatasetError), cleaning) for split, path in files.items()}
 
 
 def write_texts(texts, folder, *, names=SEED_NAMES):
@@ -156,8 +158,6 @@ def write_texts(texts, folder, *, names=SEED_NAMES):
     The default names are seed 000's (``wikitext2_train_clean.txt`` ...), so its
     ``data/processed`` folder can be rebuilt with ``write_texts(load_wikitext(f, cleaning="clean"), "data/processed")``.
     """
-    from bytepair.artifact import write_text_atomic
-
     paths = {}
     for split, text in texts.items():
         paths[split] = Path(folder) / names[split]
@@ -226,21 +226,15 @@ def is_heading(line):
 # -- download -----------------------------------------------------------------------------
 
 
-def default_cache_dir():
-    """``$BYTEPAIR_CACHE``, else ``$XDG_CACHE_HOME/bytepair``, else ``~/.cache/bytepair``."""
-    if os.environ.get("BYTEPAIR_CACHE"):
-        return Path(os.environ["BYTEPAIR_CACHE"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "bytepair"
-
-
 def download_wikitext(variant="raw", *, cache_dir=None, url=None, sha256=None, progress=None):
     """Download one WikiText-2 zip once, check its SHA-256, unpack it; returns its folder.
 
     ``url`` replaces the public address (a mirror must serve the same file, so the checksum
     stays the published one unless ``sha256`` is given too). Files live in
-    ``cache_dir/datasets/`` (``default_cache_dir()``); a second call finds them and does not
-    touch the network. Every file is written under a temporary name and renamed when complete.
+    ``cache_dir/datasets/`` (``_io.cache_folder()``); a second call finds them and does not
+    touch the network. The zip is streamed to disk while hashing, capped at about its published
+    size (unless ``sha256`` names another file) and bounded by one deadline (``_io.download``);
+    every file is written under a temporary name and renamed when complete.
 
     Raises ``DownloadError`` when the machine is offline or the server fails, and
     ``ChecksumError`` when the file is not the expected one (it is then not kept).
@@ -255,7 +249,7 @@ def download_wikitext(variant="raw", *, cache_dir=None, url=None, sha256=None, p
     known = DOWNLOADS[variant]
     url = url or known.url
     expected = (sha256 or known.sha256).lower()
-    cache = Path(cache_dir or default_cache_dir()) / "datasets"
+    cache = cache_folder(cache_dir) / "datasets"
     stem = Path(known.url).stem  # "wikitext-2-raw-v1"
     target = cache / stem
     marker = target / ".sha256"
@@ -263,73 +257,18 @@ def download_wikitext(variant="raw", *, cache_dir=None, url=None, sha256=None, p
         return target
     archive = cache / f"{stem}.zip"
     if not (archive.is_file() and file_sha256(archive) == expected):
-        fetch(url, archive, expected, progress=progress)
+        hint = (
+            "; check the network connection, or download the zip by hand, unpack it and pass its "
+            "folder instead"
+        )
+        limit = size_cap(known.size) if expected == known.sha256 else None
+        download(url, archive, sha256=expected, max_bytes=limit, progress=progress, offline_hint=hint)
     _unpack(archive, target, variant, expected)
     return target
 
 
 def _has_splits(folder, variant):
     return all((folder / name).is_file() for name in WIKITEXT_FILES[variant].values())
-
-
-def file_sha256(path):
-    digest = hashlib.sha256()
-    with open(path, "rb") as file:
-        for block in iter(lambda: file.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def fetch(url, path, sha256, *, progress=None):
-    """Download ``url`` to ``path`` through a temporary file, checking its SHA-256 on the way."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    digest = hashlib.sha256()
-    try:
-        with os.fdopen(handle, "wb") as file:
-            try:
-                _copy_response(url, file, digest, progress)
-            except (urllib.error.URLError, OSError, ValueError) as error:
-                if isinstance(error, urllib.error.HTTPError):
-                    reason = f"HTTP {error.code} {error.reason}"
-                else:
-                    reason = getattr(error, "reason", None) or error
-                raise DownloadError(
-                    f"could not download {url!r} ({reason}); check the network connection, or "
-                    "download the zip by hand, unpack it and pass its folder instead"
-                ) from None
-        if digest.hexdigest() != sha256:
-            raise ChecksumError(
-                f"{url!r} has SHA-256 {digest.hexdigest()!r}, expected {sha256!r}; the download "
-                "is corrupt or the server sends another file, so nothing was kept (try again, "
-                "or pass the right sha256 if this mirror's file is known to differ)"
-            )
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def _copy_response(url, file, digest, progress):
-    with urllib.request.urlopen(url, timeout=60) as response:
-        total = int(response.headers.get("Content-Length") or 0) or None
-        bar = _bar(progress, total, Path(url).name)
-        for block in iter(lambda: response.read(1 << 16), b""):
-            digest.update(block)
-            file.write(block)
-            if bar:
-                bar.update(len(block))
-        if bar:
-            bar.close()
-
-
-def _bar(progress, total, name):
-    if progress is False or (progress is None and not sys.stderr.isatty()):
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=f"download {name}", unit="B", unit_scale=True, leave=False)
 
 
 def _unpack(archive, target, variant, sha256):

@@ -24,16 +24,24 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from pathlib import Path
 
 from ..errors import FormatError
-from .download import fetch
+from ..tokenizer import Tokenizer
+from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
 from .huggingface import load_huggingface, tokenizer_from_json
-from .tiktoken_files import ENCODINGS, gc_paused, load_tiktoken, read_ranks, tokenizer_from_ranks
+from .tiktoken_files import (
+    ENCODINGS,
+    gc_paused,
+    load_tiktoken,
+    read_ranks,
+    tokenizer_from_ranks,
+)
 
 # Published Hugging Face files: no download (Llama 3's is gated), so a path is needed.
 HF_VOCABULARIES = ("llama3", "gpt4o")
@@ -43,7 +51,13 @@ ALIASES = {"r50k": "r50k_base", "p50k": "p50k_base", "cl100k": "cl100k_base", "o
 KNOWN = (*TIKTOKEN_VOCABULARIES, *HF_VOCABULARIES)
 
 
-def load(name, *, path=None, cache_dir=None, base_url=None):
+def load(
+    name: str | os.PathLike,
+    *,
+    path: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    base_url: str | None = None,
+) -> Tokenizer:
     """Load a vocabulary by name, from ``path`` (a file or a folder) or the download cache.
 
     - ``name``: one of ``KNOWN`` ("gpt2", "r50k_base", "p50k_base", "cl100k_base",
@@ -51,7 +65,8 @@ def load(name, *, path=None, cache_dir=None, base_url=None):
       or folder.
     - ``path``: a file (``.tiktoken``, ``tokenizer.json``, GPT-2's ``encoder.json``) or a
       folder laid out as in this module's docstring; default ``$BYTEPAIR_VOCAB_DIR``, then
-      the cache, downloading tiktoken's files when missing.
+      the cache, downloading tiktoken's files when missing. A local rank file loaded under a
+      published name must be that name's published file (same SHA-256).
     - ``cache_dir`` / ``base_url``: see ``download.py``.
 
     Example:
@@ -83,7 +98,7 @@ def _download(name, cache_dir, base_url):
             f"folder holding hf/{name}/tokenizer.json), or set BYTEPAIR_VOCAB_DIR"
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[name]]
-    file = fetch(encoding.url, sha256=encoding.sha256, filename=encoding.file, cache_dir=cache_dir, base_url=base_url, name=name)
+    file = vocabulary_file(encoding, cache_dir=cache_dir, base_url=base_url, name=name)
     return _tiktoken(file, name)
 
 
@@ -137,14 +152,27 @@ def _tiktoken(path, name):
             "bytepair.formats.load_tiktoken(path, pattern=..., special_tokens=...)"
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[known]]
+    data = path.read_bytes()
     with gc_paused():
-        ranks = read_ranks(path.read_bytes(), str(path))
+        ranks = read_ranks(data, str(path))
+    _check_published(path, data, encoding, known)
     return tokenizer_from_ranks(ranks, pattern=encoding.pattern, special_tokens=encoding.special_tokens, name=known)
 
 
-def _json_file(path, name):
-    from ..artifact import from_dict
+def _check_published(path, data, encoding, name):
+    """A file read under a published name must be that name's file: its ids, pattern and
+    special tokens are then the ones ``ENCODINGS`` gives it."""
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != encoding.sha256:
+        raise FormatError(
+            f"{path}: loaded as {name!r}, but its sha256 is {actual}, not the published "
+            f"{encoding.sha256}; the file is corrupt or another vocabulary. Replace it with the "
+            "published file, or load it with bytepair.formats.load_tiktoken(path, pattern=..., "
+            "special_tokens=...) under a name of its own"
+        )
 
+
+def _json_file(path, name):
     with gc_paused():
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
@@ -155,7 +183,7 @@ def _json_file(path, name):
         if isinstance(data, dict) and "model" in data:
             return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
     if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
-        return from_dict(data, where=str(path))
+        return Tokenizer.from_dict(data, where=str(path))
     raise FormatError(f"{path}: neither a Hugging Face tokenizer.json (no 'model') nor a bytepair tokenizer")
 
 

@@ -16,11 +16,11 @@ It does not train or save anything.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
 
+from .._cliutil import HelpFormatter, read_text
 from ..errors import BytepairError, UsageError
 
 
@@ -31,7 +31,7 @@ def register(subparsers):
         help="compare tokenizers on texts: tokens, bytes/token, chars/token",
         description="Token counts, bytes per token and characters per token of each tokenizer, per text "
         "(per file for a folder, e.g. per language for the UDHR folder), then the total.",
-        formatter_class=argparse.HelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="text files, folders of text files (one row per file), or - for standard input")
     parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER", help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (gpt2, cl100k_base, o200k_base, llama3, ...); repeat for each")
@@ -53,8 +53,6 @@ def run_compare(args):
 
 def read_inputs(inputs):
     """``[(name, text)]``: files as given, a folder's files sorted by name, ``-`` as stdin."""
-    from ..cli import read_text
-
     texts = []
     for item in inputs:
         path = Path(item)

@@ -18,7 +18,8 @@ it cannot (the file would encode differently):
 Character-level tokenizers export to HF (a character vocabulary with ``Fuse`` decoding, and
 ``<0xXX>`` tokens when they have byte fallback); tiktoken files hold bytes only.
 
-It does not read these formats (``tiktoken_files.py``, ``huggingface.py``).
+It does not read these formats (``tiktoken_files.py``, ``huggingface.py``), and it uses only
+the tokenizer's public surface and its model (``model.py``), so it never imports ``tokenizer.py``.
 
 Example:
     >>> info = to_tiktoken(tok, "mine.tiktoken")                              # doctest: +SKIP
@@ -28,18 +29,23 @@ Example:
 
 from __future__ import annotations
 
+import base64
 import json
+import os
+from collections.abc import Mapping
+from typing import Any
 
-from ..artifact import bytes_to_readable, write_text_atomic
+from .._io import write_text_atomic
+from ..bytelevel import bytes_to_readable
 from ..errors import FormatError
-from .huggingface import hf_regex
-from .tiktoken_files import write_ranks
+from ..model import MergeModel
+from .hf_regex import hf_regex
 
 # tiktoken needs a regex; a tokenizer without a pattern treats the whole text as one piece.
 WHOLE_TEXT = r"[\s\S]+"
 
 
-def to_tiktoken(tokenizer, path):
+def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
     """Write ``tokenizer`` as a tiktoken rank file; return the rest of ``tiktoken.Encoding``'s
     arguments, ``{"pat_str": ..., "special_tokens": ...}`` (the file holds neither).
 
@@ -47,48 +53,50 @@ def to_tiktoken(tokenizer, path):
     and merge lists that tiktoken's rule would encode differently (see the module docstring).
     """
     _check_tiktoken(tokenizer)
-    if tokenizer.rule == "replay":
-        _check_replay_matches_tiktoken(tokenizer)
-    ranks = {value: token_id for token_id, value in enumerate(tokenizer._token_bytes) if value is not None}
+    model = tokenizer.model
+    if isinstance(model, MergeModel):
+        _check_replay_matches_tiktoken(model)
+    ranks = {value: token_id for token_id, value in enumerate(model.token_bytes) if value is not None}
     write_ranks(ranks, path)
     return {"pat_str": tokenizer.pattern or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
 
 
 def _check_tiktoken(tokenizer):
-    if tokenizer.mode != "byte":
-        raise FormatError(
-            "a tiktoken rank file holds byte tokens with 256 single-byte ids; this tokenizer is "
-            "character-level (its ids start from its own alphabet), so it cannot be written as "
-            "one. Export it with to_huggingface, or train with mode='byte'"
-        )
+    refusal = tokenizer.model.export_refusal("tiktoken")
+    if refusal:
+        raise FormatError(refusal)
     if tokenizer.normalization is not None:
         raise FormatError(
             f"tiktoken does not normalize text, and this tokenizer applies {tokenizer.normalization!r}; "
             "ids would differ on unnormalized text. Train without normalization to export to tiktoken"
         )
-    if tokenizer.rule == "hf":
-        raise FormatError(
-            "this vocabulary was loaded from a Hugging Face file and encodes with HF's rule (lowest "
-            "merge rank), which tiktoken's rule (lowest rank of the concatenation) does not "
-            "reproduce; export it with to_huggingface instead"
-        )
 
 
-def _check_replay_matches_tiktoken(tokenizer):
-    ids = {value: token_id for token_id, value in enumerate(tokenizer._values)}
+def write_ranks(ranks: Mapping[bytes, int], path: str | os.PathLike) -> None:
+    """Write ``{token bytes: rank}`` as a tiktoken rank file, by rank, atomically.
+
+    Example:
+        >>> write_ranks({b"!": 0}, "tok.tiktoken")  # doctest: +SKIP
+    """
+    lines = [f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in sorted(ranks.items(), key=lambda item: item[1])]
+    write_text_atomic(path, "".join(lines))
+
+
+def _check_replay_matches_tiktoken(model):
+    ids = {value: token_id for token_id, value in enumerate(model.values)}
     first_builder = {}
-    for index, (left, right) in enumerate(tokenizer.merges):
+    for index, (left, right) in enumerate(model.merges):
         value = left + right
         if value in first_builder:
             earlier = first_builder[value]
             raise FormatError(
                 f"merge {index} {(left, right)!r} builds {value!r} again (merge {earlier} "
-                f"{tokenizer.merges[earlier]!r} built it first); a tiktoken file gives each "
+                f"{model.merges[earlier]!r} built it first); a tiktoken file gives each "
                 "value one rank, so tiktoken would merge where replay does not. Retrain (a smaller "
                 "vocab_size stops before the rebuild) or export with to_huggingface"
             )
         first_builder[value] = index
-    ranks = {(ids[left], ids[right]): ids[left + right] for left, right in tokenizer.merges}
+    ranks = {(ids[left], ids[right]): ids[left + right] for left, right in model.merges}
     for value, token_id in ids.items():
         if len(value) > 1 and _merge_by_rank(value, ranks) != [token_id]:
             raise FormatError(
@@ -111,7 +119,7 @@ def _merge_by_rank(value, ranks):
     return parts
 
 
-def to_huggingface(tokenizer, path):
+def to_huggingface(tokenizer: Any, path: str | os.PathLike) -> None:
     """Write ``tokenizer`` as a Hugging Face ``tokenizer.json`` that gives bytepair's ids.
 
     Loads in ``tokenizers.Tokenizer.from_file(path)`` and
@@ -122,21 +130,18 @@ def to_huggingface(tokenizer, path):
     them silently (unless the tokenizer has byte fallback). HF's regex engine has older Unicode
     tables, so characters assigned in recent Unicode versions may split differently there.
     """
-    if tokenizer.rule == "tiktoken":
-        raise FormatError(
-            "this vocabulary encodes with tiktoken's rule (whole piece first, then lowest rank of "
-            "the concatenation); HF's rule (lowest merge rank) can tie differently between splits "
-            "that build the same token, so the file could give other ids. Export it with to_tiktoken"
-        )
-    if tokenizer.rule == "replay":
-        _check_replay_matches_hf(tokenizer)
+    refusal = tokenizer.model.export_refusal("huggingface")
+    if refusal:
+        raise FormatError(refusal)
+    if isinstance(tokenizer.model, MergeModel):
+        _check_replay_matches_hf(tokenizer.model)
     content = huggingface_json(tokenizer)
     write_text_atomic(path, json.dumps(content, ensure_ascii=False, indent=2))
 
 
-def _check_replay_matches_hf(tokenizer):
+def _check_replay_matches_hf(model):
     first_builder, seen_pairs, halves = {}, set(), {}
-    for index, (left, right) in enumerate(tokenizer.merges):
+    for index, (left, right) in enumerate(model.merges):
         if (left, right) in seen_pairs:
             raise FormatError(
                 f"merge {index} {(left, right)!r} repeats an earlier merge; HF keeps only the last "
@@ -147,7 +152,7 @@ def _check_replay_matches_hf(tokenizer):
         if value in first_builder and value in halves:
             raise FormatError(
                 f"merge {index} {(left, right)!r} builds {value!r} again, and merge {halves[value]} "
-                f"{tokenizer.merges[halves[value]]!r} already used it as a half; HF would apply "
+                f"{model.merges[halves[value]]!r} already used it as a half; HF would apply "
                 "that earlier merge again after this one, where replay does not. Retrain with a "
                 "smaller vocab_size, or keep the bytepair artifact"
             )
@@ -157,14 +162,15 @@ def _check_replay_matches_hf(tokenizer):
             halves.setdefault(half, index)
 
 
-def huggingface_json(tokenizer):
+def huggingface_json(tokenizer: Any) -> dict:
     """The ``tokenizer.json`` content (a dict) for ``tokenizer``."""
-    byte_level = tokenizer.mode == "byte"
+    model = tokenizer.model
+    byte_level = model.mode == "byte"
     show = bytes_to_readable if byte_level else (lambda value: value)
-    vocab = {show(value): token_id for token_id, value in enumerate(tokenizer._values) if value is not None}
-    if tokenizer._fallback_ids:
-        vocab.update(_fallback_vocab(tokenizer, vocab))
-    merges = [_merge_entry(show(left), show(right), byte_level) for left, right in _merge_pairs(tokenizer)]
+    vocab = {show(value): token_id for token_id, value in enumerate(model.values) if value is not None}
+    if model.fallback_ids:
+        vocab.update(_fallback_vocab(model, vocab))
+    merges = [_merge_entry(show(left), show(right), byte_level) for left, right in model.merge_pairs()]
     return {
         "version": "1.0",
         "truncation": None,
@@ -173,7 +179,7 @@ def huggingface_json(tokenizer):
         "normalizer": {"type": tokenizer.normalization} if tokenizer.normalization else None,
         "pre_tokenizer": _pre_tokenizer(tokenizer.pattern, byte_level),
         "post_processor": None,
-        "decoder": _decoder(tokenizer, byte_level),
+        "decoder": _decoder(model, byte_level),
         "model": {
             "type": "BPE",
             "dropout": None,
@@ -181,21 +187,12 @@ def huggingface_json(tokenizer):
             "continuing_subword_prefix": None,
             "end_of_word_suffix": None,
             "fuse_unk": False,
-            "byte_fallback": bool(tokenizer._fallback_ids),
-            "ignore_merges": bool(tokenizer.rule == "hf" and tokenizer._foreign[2]),
+            "byte_fallback": bool(model.fallback_ids),
+            "ignore_merges": model.ignore_merges,
             "vocab": vocab,
             "merges": merges,
         },
     }
-
-
-def _merge_pairs(tokenizer):
-    """The merges in rank order: the learned ones, or those of a loaded HF vocabulary."""
-    if tokenizer.rule == "replay":
-        return tokenizer.merges
-    values = tokenizer._token_bytes
-    ordered = sorted(tokenizer._foreign[1].items(), key=lambda item: item[1][0])
-    return [(values[left], values[right]) for (left, right), _ in ordered]
 
 
 def _merge_entry(left, right, byte_level):
@@ -204,8 +201,8 @@ def _merge_entry(left, right, byte_level):
     return f"{left} {right}" if byte_level else [left, right]
 
 
-def _fallback_vocab(tokenizer, vocab):
-    names = {f"<0x{b:02X}>": token_id for b, token_id in enumerate(tokenizer._fallback_ids)}
+def _fallback_vocab(model, vocab):
+    names = {f"<0x{b:02X}>": token_id for b, token_id in enumerate(model.fallback_ids)}
     clash = sorted(set(names) & set(vocab))
     if clash:
         raise FormatError(f"learned token {clash[0]!r} has the name HF gives a byte-fallback token; it cannot be exported to HF")
@@ -224,9 +221,9 @@ def _pre_tokenizer(pattern, byte_level):
     return {"type": "Sequence", "pretokenizers": [split, byte_step]} if split else byte_step
 
 
-def _decoder(tokenizer, byte_level):
+def _decoder(model, byte_level):
     if byte_level:
         return {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
-    if tokenizer._fallback_ids:
+    if model.fallback_ids:
         return {"type": "Sequence", "decoders": [{"type": "ByteFallback"}, {"type": "Fuse"}]}
     return {"type": "Fuse"}

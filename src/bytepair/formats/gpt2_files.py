@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ..artifact import BYTE_TO_CHAR, CHAR_TO_BYTE
+from ..bytelevel import BYTE_TO_CHAR, readable_to_bytes
 from ..errors import FormatError
 from .tiktoken_files import ENCODINGS, tokenizer_from_ranks
 
@@ -62,12 +62,9 @@ def _merge_lines(merges_text, where):
 
 def _to_bytes(text, where, number):
     try:
-        return bytes(CHAR_TO_BYTE[c] for c in text)
-    except KeyError as error:
-        raise FormatError(
-            f"{where}: vocab.bpe line {number}: {text!r} has character {error.args[0]!r}, which is "
-            "not in GPT-2's byte-to-unicode alphabet"
-        ) from None
+        return readable_to_bytes(text)
+    except ValueError as error:
+        raise FormatError(f"{where}: vocab.bpe line {number}: {error}") from None
 
 
 def _read_encoder(encoder_text, where):
@@ -85,8 +82,8 @@ def _check_agreement(ranks, encoder, where):
     decoded = {}
     for token, token_id in encoder.items():
         try:
-            decoded[bytes(CHAR_TO_BYTE[c] for c in token)] = token_id
-        except KeyError:
+            decoded[readable_to_bytes(token)] = token_id
+        except ValueError:
             raise FormatError(f"{where}: encoder.json token {token!r} is not in GPT-2's byte-to-unicode alphabet") from None
     if decoded == ranks:
         return

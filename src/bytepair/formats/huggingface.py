@@ -7,7 +7,7 @@ Two shapes are understood, the ones byte-level BPE models ship with:
 - Llama 3 / GPT-4o style: ``Sequence[Split(Regex, Isolated), ByteLevel(use_regex: false)]``
   (or ``Split(..., Removed, invert: true)``), the regex being the tokenizer's pattern.
 
-The model must be ``BPE`` over GPT-2's byte-to-unicode alphabet (``artifact.CHAR_TO_BYTE``),
+The model must be ``BPE`` over GPT-2's byte-to-unicode alphabet (``bytelevel.py``),
 with merges as ``"a b"`` strings or ``[a, b]`` lists; ``added_tokens`` become special tokens
 with their ids. Encoding follows HF's BPE model: the pair with the lowest merge rank first,
 leftmost on ties; with ``ignore_merges`` a piece that is a token is looked up whole first.
@@ -27,43 +27,19 @@ Example:
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from ..artifact import CHAR_TO_BYTE
+from .. import bytelevel
 from ..errors import FormatError
+from ..model import RankModel
 from ..patterns import PATTERNS, resolve_pattern
+from ..tokenizer import Tokenizer
+from .hf_regex import hf_regex
 from .tiktoken_files import gc_paused
 
 # Split behaviours that give exactly the regex's matches as pieces (HF's ``Isolated`` also
 # keeps the text between matches as pieces; the named patterns match every character).
 KEEP_MATCHES = {("Isolated", False), ("Removed", True)}
-
-
-# An atom (a \p{..} class, an escape, a [...] set or a plain character) with a possessive
-# interval after it, e.g. cl100k's \p{N}{1,3}+.
-_POSSESSIVE_INTERVAL = re.compile(r"(\\[pP]\{\w+\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\()\[\]{}|])(\{\d+(?:,\d*)?\})\+")
-_LEFT_OVER = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
-
-
-def hf_regex(pattern):
-    r"""``pattern`` as HF's regex engine (Oniguruma) must read it to mean the same.
-
-    Oniguruma reads ``X{1,3}+`` as ``(X{1,3})+`` (one to three, repeated), not as a
-    possessive interval as tiktoken and ``regex`` do, so cl100k's ``\p{N}{1,3}+`` would take
-    "1644" whole; an atomic group says what the possessive interval means.
-
-    Example:
-        >>> hf_regex(r"\p{N}{1,3}+|\s+")
-        '(?>\\p{N}{1,3})|\\s+'
-    """
-    rewritten = _POSSESSIVE_INTERVAL.sub(r"(?>\1\2)", pattern)
-    if _LEFT_OVER.search(rewritten):
-        raise FormatError(
-            f"pattern {pattern!r} has a possessive interval ({{n,m}}+) that HF's regex engine reads "
-            "differently and that bytepair cannot rewrite; write it as an atomic group (?>...)"
-        )
-    return rewritten
 
 
 # The named patterns as they appear in files written by ``to_huggingface``.
@@ -91,8 +67,6 @@ def load_huggingface(path, *, name=None):
 
 def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     """The same as ``load_huggingface`` for already parsed JSON content."""
-    from ..tokenizer import Tokenizer
-
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise FormatError(f"{where}: not a Hugging Face tokenizer.json (no 'model' object)")
     _check_normalizer(data.get("normalizer"), where)
@@ -104,15 +78,8 @@ def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     vocab = read_vocab(model.get("vocab"), specials, where)
     _check_all_bytes(vocab, where)
     pairs = read_merges(model.get("merges"), model["vocab"], where)
-    return Tokenizer._from_vocabulary(
-        token_bytes=vocab,
-        pair_table=pairs,
-        rule="hf",
-        whole_piece=bool(model.get("ignore_merges", False)),
-        pattern=pattern,
-        special_tokens=specials,
-        name=name,
-    )
+    rank_model = RankModel(vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False)))
+    return Tokenizer(rank_model, pattern=pattern, special_tokens=specials, name=name)
 
 
 def _check_normalizer(normalizer, where):
@@ -239,18 +206,12 @@ def _check_all_bytes(vocab, where):
         raise FormatError(f"{where}: vocab lacks single-byte token(s) for byte(s) {missing[:8]!r}; a byte-level vocab needs all 256")
 
 
-# str.translate table: alphabet character -> its byte as a code point below 256; the code
-# points below 256 that are NOT in the alphabet (space, controls) -> one that latin-1 cannot
-# encode, so that they fail like any other foreign character. About 5x faster than a
-# generator of dict lookups on 200k tokens.
-_TO_LATIN1 = {**{b: "\U0010ffff" for b in range(256)}, **{ord(c): chr(b) for c, b in CHAR_TO_BYTE.items()}}
-
-
 def readable_to_bytes(token, where, what):
-    """GPT-2's byte-to-unicode string -> bytes; ``"Ġa"`` -> ``b" a"``."""
+    """GPT-2's byte-to-unicode string -> bytes; ``"Ġa"`` -> ``b" a"``, a ``FormatError`` naming
+    the file and entry otherwise."""
     try:
-        return token.translate(_TO_LATIN1).encode("latin-1")
-    except (UnicodeEncodeError, AttributeError):
+        return bytelevel.readable_to_bytes(token)
+    except ValueError:
         raise FormatError(
             f"{where}: {what} {token!r} is not in GPT-2's byte-to-unicode alphabet; "
             "bytepair reads byte-level BPE only"

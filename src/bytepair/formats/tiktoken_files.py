@@ -7,9 +7,9 @@ pre-tokenization pattern nor the special tokens; for the published encodings bot
 
 Encoding follows tiktoken's ``byte_pair_merge``: a piece that is itself a token is that token;
 otherwise merge the adjacent pair whose concatenation has the lowest rank, leftmost first. The
-engine needs that as a pair table, built here by ``pair_table``.
+engine needs that as a pair table, which ``RankModel`` derives (``model.tiktoken_pair_table``).
 
-It does not download (``download.py``), read GPT-2's ``encoder.json``/``vocab.bpe``
+It does not write rank files (``export.py``), download (``download.py``), read GPT-2's ``encoder.json``/``vocab.bpe``
 (``gpt2_files.py``) or decide which file a name means (``formats/__init__.py``).
 
 Example:
@@ -27,9 +27,9 @@ import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from ..errors import FormatError
+from ..model import RankModel, tiktoken_pair_table
+from ..tokenizer import Tokenizer
 
 ENDOFTEXT = "<|endoftext|>"
 FIM_PREFIX = "<|fim_prefix|>"
@@ -46,6 +46,7 @@ class Encoding:
     file: str  # file name in a vocabulary folder and in the cache
     url: str  # path below the download base URL
     sha256: str  # tiktoken's expected hash of the file
+    size: int  # the file's size in bytes, for the download's size cap
     pattern: str  # a name in bytepair.patterns.PATTERNS
     special_tokens: dict = field(default_factory=dict)
 
@@ -55,23 +56,23 @@ ENCODINGS = {
     for encoding in (
         Encoding(
             "r50k_base", "r50k_base.tiktoken", "encodings/r50k_base.tiktoken",
-            "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+            "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930", 835_554,
             "gpt2", {ENDOFTEXT: 50256},
         ),
         Encoding(
             "p50k_base", "p50k_base.tiktoken", "encodings/p50k_base.tiktoken",
-            "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+            "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069", 836_186,
             "gpt2", {ENDOFTEXT: 50256},
         ),
         Encoding(
             "cl100k_base", "cl100k_base.tiktoken", "encodings/cl100k_base.tiktoken",
-            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", 1_681_126,
             "cl100k",
             {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
         ),
         Encoding(
             "o200k_base", "o200k_base.tiktoken", "encodings/o200k_base.tiktoken",
-            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", 3_613_922,
             "o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
         ),
     )
@@ -122,109 +123,9 @@ def _parse_line(line, number, where):
     return token, rank
 
 
-def write_ranks(ranks, path):
-    """Write ``{token bytes: rank}`` as a rank file, by rank, atomically.
-
-    Example:
-        >>> write_ranks({b"!": 0}, "tok.tiktoken")  # doctest: +SKIP
-    """
-    from ..artifact import write_text_atomic
-
-    lines = [f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in sorted(ranks.items(), key=lambda item: item[1])]
-    write_text_atomic(path, "".join(lines))
-
-
-def pair_table(ranks):
-    """Every split of every token into two tokens: ``(id(a), id(b)) -> (rank(a+b), id(a+b))``.
-
-    tiktoken merges any adjacent pair whose concatenation is a token, so the table needs every
-    split, not only the one that created the token. Ids are ranks.
-
-    Example:
-        >>> sorted(pair_table({b"a": 0, b"b": 1, b"ab": 2, b"bab": 3}).items())
-        [((0, 1), (2, 2)), ((1, 2), (3, 3))]
-
-    NOTE: vectorized with numpy: for each split length, hash every token's prefix and suffix
-    (64-bit polynomial hash), find both among the tokens' own hashes with ``searchsorted``,
-    then confirm each hit on the real bytes. A plain loop of dict lookups took 3.6 s on o200k
-    (446,189 pairs); this takes about 1.3 s on the same machine.
-    """
-    tokens = list(ranks)
-    rank_of = np.fromiter(ranks.values(), dtype=np.int64, count=len(tokens))
-    left, right, whole = _split_candidates(tokens)
-    # A hash can collide in principle; keep only the splits that concatenate to the token.
-    confirmed = [tokens[a] + tokens[b] == tokens[w] for a, b, w in zip(left.tolist(), right.tolist(), whole.tolist())]
-    keep = np.asarray(confirmed, dtype=bool)
-    left_ids = rank_of[left[keep]].tolist()
-    right_ids = rank_of[right[keep]].tolist()
-    merged_ids = rank_of[whole[keep]].tolist()
-    return dict(zip(zip(left_ids, right_ids), zip(merged_ids, merged_ids)))
-
-
-_HASH_BASE = np.uint64(0x100000001B3)  # odd, so multiplication is invertible mod 2**64
-
-
-def _split_candidates(tokens):
-    """(left, right, whole) token indices where both halves of a split hash like tokens."""
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    # Longest first, so the tokens longer than i are always a prefix of this order.
-    order = np.argsort(-lengths, kind="stable")
-    lengths = lengths[order]
-    sorted_tokens = [tokens[i] for i in order.tolist()]
-    starts = np.zeros(len(tokens), dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    # Digits 1..256, never 0, so that b"\x00a" and b"a" do not hash alike.
-    digits = np.frombuffer(b"".join(sorted_tokens), dtype=np.uint8).astype(np.uint64) + np.uint64(1)
-    longer_than = np.searchsorted(-lengths, -np.arange(int(lengths[0]) + 1), side="left")  # count with len > i
-    with np.errstate(over="ignore"):
-        powers = np.cumprod(np.full(int(lengths[0]) + 1, _HASH_BASE, dtype=np.uint64))
-        powers = np.concatenate([np.ones(1, dtype=np.uint64), powers[:-1]])
-        full = _full_hashes(digits, starts, lengths, longer_than)
-        index_order = np.argsort(full, kind="stable")
-        sorted_hashes = full[index_order]
-        if np.any(sorted_hashes[1:] == sorted_hashes[:-1]):
-            return _split_candidates_slow(tokens)
-        prefix = np.zeros(len(tokens), dtype=np.uint64)
-        found = []
-        for i in range(1, int(lengths[0])):
-            count = longer_than[i]  # tokens with more than i bytes can split after byte i
-            prefix[:count] = prefix[:count] * _HASH_BASE + digits[starts[:count] + i - 1]
-            head = prefix[:count]
-            tail = full[:count] - head * powers[lengths[:count] - i]
-            head_hit, head_index = _lookup(sorted_hashes, index_order, head)
-            tail_hit, tail_index = _lookup(sorted_hashes, index_order, tail)
-            hit = np.flatnonzero(head_hit & tail_hit)
-            found.append((head_index[hit], tail_index[hit], hit))
-    if not found:
-        empty = np.zeros(0, dtype=np.int64)
-        return empty, empty, empty
-    left, right, whole = (np.concatenate(part) for part in zip(*found))
-    return order[left], order[right], order[whole]
-
-
-def _full_hashes(digits, starts, lengths, longer_than):
-    full = np.zeros(len(lengths), dtype=np.uint64)
-    for j in range(int(lengths[0])):
-        count = longer_than[j]
-        full[:count] = full[:count] * _HASH_BASE + digits[starts[:count] + j]
-    return full
-
-
-def _lookup(sorted_hashes, index_order, hashes):
-    position = np.minimum(np.searchsorted(sorted_hashes, hashes), len(sorted_hashes) - 1)
-    return sorted_hashes[position] == hashes, index_order[position]
-
-
-def _split_candidates_slow(tokens):
-    """The same candidates by plain dict lookups, for the (never seen) case of equal hashes."""
-    index = {token: i for i, token in enumerate(tokens)}
-    left, right, whole = [], [], []
-    for w, token in enumerate(tokens):
-        for cut in range(1, len(token)):
-            a, b = index.get(token[:cut]), index.get(token[cut:])
-            if a is not None and b is not None:
-                left.append(a), right.append(b), whole.append(w)
-    return (np.asarray(x, dtype=np.int64) for x in (left, right, whole))
+# The pair table is the model's to derive (``model.tiktoken_pair_table``); the name stays here
+# for callers that build one from a rank file.
+pair_table = tiktoken_pair_table
 
 
 @contextlib.contextmanager
@@ -249,24 +150,12 @@ def tokenizer_from_ranks(ranks, *, pattern, special_tokens, name=None):
     Example:
         >>> tok = tokenizer_from_ranks(ranks, pattern="cl100k", special_tokens={})  # doctest: +SKIP
     """
-    from ..tokenizer import Tokenizer
-
-    missing = [b for b in range(256) if bytes([b]) not in ranks]
-    if missing:
-        raise FormatError(
-            f"{name or 'rank file'}: single-byte token(s) {[bytes([b]) for b in missing[:8]]!r} are missing; "
-            "a byte-level vocabulary needs all 256 bytes"
-        )
     with gc_paused():
-        return Tokenizer._from_vocabulary(
-            token_bytes=ranks,
-            pair_table=pair_table(ranks),
-            rule="tiktoken",
-            whole_piece=True,
-            pattern=pattern,
-            special_tokens=dict(special_tokens or {}),
-            name=name,
-        )
+        try:
+            model = RankModel(ranks, rule="tiktoken")
+        except ValueError as error:
+            raise FormatError(f"{name or 'rank file'}: {error}") from None
+        return Tokenizer(model, pattern=pattern, special_tokens=dict(special_tokens or {}), name=name)
 
 
 def load_tiktoken(path, *, pattern, special_tokens=None, name=None):

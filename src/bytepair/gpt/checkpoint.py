@@ -24,8 +24,8 @@ from pathlib import Path
 
 import torch
 
+from bytepair._io import write_atomic
 from bytepair.gpt.errors import CheckpointError, FingerprintMismatchError
-from bytepair.gpt.files import write_atomic
 from bytepair.gpt.model import GPT, GPTConfig
 
 FORMAT = "bytepair-gpt-checkpoint"

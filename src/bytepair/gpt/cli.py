@@ -13,20 +13,13 @@ import argparse
 import json
 import sys
 
+from bytepair._cliutil import HelpFormatter
+
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
     "max_steps": 2000, "batch_size": 32, "learning_rate": 1e-3, "min_learning_rate": 1e-4,
     "warmup_steps": 100, "weight_decay": 0.1, "grad_clip": 1.0, "seed": 1337, "block_size": 128,
     "embedding_dim": 128, "num_heads": 4, "num_layers": 4, "expansion_factor": 4, "dropout": 0.1,
 }
-
-
-class _HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
-    """Shows defaults, except where the help text already says them (settings that resume)."""
-
-    def _get_help_string(self, action):
-        if action.default is None or "default" in (action.help or ""):
-            return action.help
-        return super()._get_help_string(action)
 
 
 def characters(text: str) -> int:
@@ -49,7 +42,7 @@ def register(subparsers) -> None:
     """Add ``gpt`` and its subcommands to an argparse ``add_subparsers()`` object."""
     parser = subparsers.add_parser(
         "gpt", help="train, evaluate, sample and compare small GPTs (needs bytepair[gpt])",
-        description="A small GPT on the folders written by `bytepair prepare`.", formatter_class=_HelpFormatter,
+        description="A small GPT on the folders written by `bytepair prepare`.", formatter_class=HelpFormatter,
     )
     commands = parser.add_subparsers(title="gpt commands", metavar="COMMAND", required=True)
     _add_train(commands)
@@ -66,7 +59,7 @@ def _add_common(parser, *, progress=True):
 
 
 def _add_train(commands):
-    parser = commands.add_parser("train", help="train a GPT on one prepared folder", formatter_class=_HelpFormatter,
+    parser = commands.add_parser("train", help="train a GPT on one prepared folder", formatter_class=HelpFormatter,
                                  description="Train a GPT on DATA (a folder with meta.json, e.g. prepared/encoded_bpe).")
     parser.add_argument("data", metavar="DATA", help="prepared folder with meta.json and train/val .bin files")
     parser.add_argument("--out", default=None, help="checkpoint folder (default: checkpoints/<kind> for encoded_<kind>)")
@@ -86,7 +79,7 @@ def _add_train(commands):
 
 def _add_eval(commands):
     parser = commands.add_parser("eval", help="bits per character of a checkpoint on a split",
-                                 formatter_class=_HelpFormatter)
+                                 formatter_class=HelpFormatter)
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="checkpoint folder or .pt file")
     parser.add_argument("data", metavar="DATA", help="prepared folder (the one the checkpoint was trained on)")
     parser.add_argument("--split", choices=("train", "val", "test"), default="val", help="which split")
@@ -99,7 +92,7 @@ def _add_eval(commands):
 
 
 def _add_sample(commands):
-    parser = commands.add_parser("sample", help="generate text from a checkpoint", formatter_class=_HelpFormatter)
+    parser = commands.add_parser("sample", help="generate text from a checkpoint", formatter_class=HelpFormatter)
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="checkpoint folder or .pt file")
     parser.add_argument("--tokenizer", required=True, help="the tokenizer JSON the checkpoint was trained with")
     parser.add_argument("--prompt", default="\n", help="text to continue")
@@ -115,7 +108,7 @@ def _add_sample(commands):
 def _add_compare(commands):
     parser = commands.add_parser(
         "compare", help="char vs BPE model: same architecture, same training characters, bits per character",
-        formatter_class=_HelpFormatter,
+        formatter_class=HelpFormatter,
         description="Train a character-level and a BPE GPT on PREPARED (encoded_char/ and encoded_bpe/) "
                     "for the same number of training characters and compare bits per character.",
     )

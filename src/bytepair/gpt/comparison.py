@@ -27,13 +27,24 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bytepair._io import write_atomic, write_text_atomic
 from bytepair.gpt.checkpoint import checkpoint_file
 from bytepair.gpt.data import aligned_spans, load_encoded
-from bytepair.gpt.errors import CheckpointError, GPTSettingError, MissingDependencyError, PreparedDataError
+from bytepair.gpt.errors import (
+    CheckpointError,
+    GPTSettingError,
+    MissingDependencyError,
+    PreparedDataError,
+)
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
-from bytepair.gpt.files import write_atomic, write_text_atomic
 from bytepair.gpt.model import GPTConfig
-from bytepair.gpt.training import TrainConfig, last_validation, new_run, resolve_device, train_until_done
+from bytepair.gpt.training import (
+    TrainConfig,
+    last_validation,
+    new_run,
+    resolve_device,
+    train_until_done,
+)
 
 # Warmup as a share of each run, not a step count: equal characters, not equal steps.
 WARMUP_FRACTION = 0.05

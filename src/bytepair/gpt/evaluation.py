@@ -116,7 +116,7 @@ def evaluate_checkpoint(checkpoint, data_dir, *, split="val", eval_characters=No
     """
     from bytepair.gpt.checkpoint import load_checkpoint, restore_model
     from bytepair.gpt.data import load_encoded
-    from bytepair.gpt.training import resolve_device
+    from bytepair.gpt.model import resolve_device
 
     device = resolve_device(device)
     data = load_encoded(data_dir)

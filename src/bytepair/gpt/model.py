@@ -207,3 +207,16 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
     if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
+
+
+def resolve_device(device=None) -> torch.device:
+    """``None``: CUDA when available, else the CPU; otherwise the device named."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise GPTSettingError(f"device={device!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:1'") from None
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise GPTSettingError(f"device={device!r} was asked for, but CUDA is not available here; use 'cpu'")
+    return resolved

@@ -25,7 +25,7 @@ from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_mo
 from bytepair.gpt.data import EncodedData, aligned_spans, load_encoded, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
-from bytepair.gpt.model import GPT, GPTConfig, settings_from_dict
+from bytepair.gpt.model import GPT, GPTConfig, resolve_device, settings_from_dict
 
 # AdamW's betas as in GPT-2/nanoGPT: a shorter second-moment memory than the default 0.999,
 # which keeps small, noisy-batch runs stable.
@@ -98,19 +98,6 @@ def learning_rate_at(step: int, config: TrainConfig) -> float:
     progress = min(1.0, (step - config.warmup_steps) / max(1, config.max_steps - config.warmup_steps))
     cosine = 0.5 * (1.0 + math.cos(math.pi * progress))
     return config.min_learning_rate + cosine * (config.learning_rate - config.min_learning_rate)
-
-
-def resolve_device(device=None) -> torch.device:
-    """``None``: CUDA when available, else the CPU; otherwise the device named."""
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        resolved = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise GPTSettingError(f"device={device!r} is not a torch device; use 'cpu', 'cuda' or 'cuda:1'") from None
-    if resolved.type == "cuda" and not torch.cuda.is_available():
-        raise GPTSettingError(f"device={device!r} was asked for, but CUDA is not available here; use 'cpu'")
-    return resolved
 
 
 @dataclass

@@ -1,0 +1,63 @@
+"""What every ``bytepair`` command shares: the help formatter, reading input text, and the
+training flags. Used by ``cli.py`` and each subpackage's ``cli.py``; library code imports
+nothing from here or from any ``cli`` module.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ._io import read_text as _read_text
+from .errors import UsageError
+
+
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """Shows each flag's default, except where it is None or the help text already says it."""
+
+    def __init__(self, prog, **options):
+        options.setdefault("max_help_position", 32)
+        super().__init__(prog, **options)
+
+    def _get_help_string(self, action):
+        if action.default is None or "default" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
+def read_text(path) -> str:
+    """A UTF-8 text file, or ``-`` for standard input; bad bytes are a one-line usage error."""
+    if str(path) == "-":
+        return sys.stdin.read()
+    return _read_text(Path(path), error=UsageError)
+
+
+def add_training_options(parser: argparse.ArgumentParser) -> None:
+    """The flags of ``bytepair.train``; shared by ``bytepair train``, ``prepare`` and ``sweep``."""
+    parser.add_argument("--mode", choices=("char", "byte"), default="char", help="character- or byte-level BPE")
+    parser.add_argument("--vocab-size", type=int, default=500, help="distinct tokens to reach (special tokens not counted)")
+    parser.add_argument("--min-frequency", type=int, default=2, help="stop when the best pair occurs fewer times")
+    parser.add_argument("--max-chars", type=int, default=None, help="train on the first N characters only")
+    parser.add_argument("--pattern", default=None, help="pre-tokenization: gpt2, cl100k, gpt4, o200k, llama3, or a regex")
+    parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
+    parser.add_argument("--special", nargs="+", default=None, metavar="TOKEN", help="special tokens, ids after the learned vocabulary")
+    parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
+    parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+
+
+def training_options(args: argparse.Namespace) -> dict:
+    """The keyword arguments of ``bytepair.train`` from parsed ``add_training_options`` flags."""
+    return dict(
+        mode=args.mode,
+        vocab_size=args.vocab_size,
+        min_frequency=args.min_frequency,
+        max_chars=args.max_chars,
+        pattern=args.pattern,
+        normalization=args.normalization,
+        special_tokens=args.special,
+        byte_fallback=args.byte_fallback,
+        verbose=args.verbose,
+        progress=False if args.quiet else None,
+    )

@@ -1,0 +1,256 @@
+"""Files and downloads, one way each: atomic writes, the cache folder, a bounded download.
+
+- ``write_atomic`` (and ``write_bytes_atomic``, ``write_text_atomic``): the content goes to a
+  temporary file in the target's own folder, is flushed and fsynced, gets the usual
+  permissions (``0o666`` less the umask; ``mkstemp`` alone would give ``0o600``), and is
+  renamed over the target, so a reader sees the old file or the new one, never half of one.
+  A target that is a symbolic link is written through: the link's target is replaced and the
+  link stays a link.
+- ``cache_folder``: where downloads are kept.
+- ``download``: one file from a URL into the cache, streamed to disk while hashing, with a
+  size cap and one deadline for the whole transfer; nothing is kept unless the SHA-256 is the
+  expected one.
+
+This module knows no file format.
+
+Example:
+    >>> write_text_atomic("out/notes.txt", "hello\\n")  # doctest: +SKIP
+    PosixPath('out/notes.txt')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import BinaryIO
+
+from .errors import ChecksumError, DownloadError
+
+# os.umask can only be read by setting it, and setting it races with other threads; read it
+# once at import.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+FILE_MODE = 0o666 & ~_UMASK
+
+
+def resolve_target(path: str | os.PathLike) -> Path:
+    """The file a write to ``path`` must replace: ``path`` itself, or, through any symbolic
+    links, the file they point to (which may not exist yet)."""
+    path = Path(path)
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def staging_path(final: Path) -> Path:
+    """A fresh, empty temporary file beside ``final`` (same folder, so the rename is atomic)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
+    os.close(handle)
+    return Path(temporary)
+
+
+def commit(temporary: Path, final: Path) -> None:
+    """Give ``temporary`` the usual mode and rename it to ``final``; then sync the folder."""
+    os.chmod(temporary, FILE_MODE)
+    os.replace(temporary, final)
+    _sync_folder(final.parent)
+
+
+def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
+    """Call ``write(file)`` on a temporary binary file beside ``path``, then rename it to ``path``.
+
+    Returns ``path`` as given. On any exception (Ctrl-C included) the temporary file is
+    removed and ``path`` is left as it was.
+
+    Example:
+        >>> write_atomic("report.txt", lambda file: file.write(b"ok\\n"))  # doctest: +SKIP
+        PosixPath('report.txt')
+    """
+    final = resolve_target(path)
+    temporary = staging_path(final)
+    try:
+        with open(temporary, "wb") as file:
+            write(file)
+            file.flush()
+            os.fsync(file.fileno())
+        commit(temporary, final)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return Path(path)
+
+
+def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
+    """``write_atomic`` for bytes."""
+    return write_atomic(path, lambda file: file.write(data))
+
+
+def write_text_atomic(path: str | os.PathLike, text: str) -> Path:
+    """``write_atomic`` for UTF-8 text (written as given: no newline translation)."""
+    return write_atomic(path, lambda file: file.write(text.encode("utf-8")))
+
+
+def _sync_folder(folder: Path) -> None:
+    # The rename is durable only once the folder's entry is on disk; some systems (Windows)
+    # cannot open a folder, and then the rename is as durable as they make it.
+    try:
+        handle = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(handle)
+    except OSError:
+        pass
+    finally:
+        os.close(handle)
+
+
+# -- the cache and downloads ------------------------------------------------------------------
+
+
+def cache_folder(cache_dir: str | os.PathLike | None = None) -> Path:
+    """The cache folder: the argument, else ``$BYTEPAIR_CACHE``, else
+    ``$XDG_CACHE_HOME/bytepair``, else ``~/.cache/bytepair``."""
+    if cache_dir is not None:
+        return Path(cache_dir)
+    if os.environ.get("BYTEPAIR_CACHE"):
+        return Path(os.environ["BYTEPAIR_CACHE"])
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "bytepair"
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as file:
+        for block in iter(lambda: file.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# One deadline for a whole transfer: slow-drip servers cannot hold a download open forever.
+DEADLINE_SECONDS = 600
+# Each read waits at most this long (urllib's socket timeout); the deadline bounds the sum.
+READ_TIMEOUT_SECONDS = 60
+# Files whose exact size is unknown may still not exceed this.
+DEFAULT_MAX_BYTES = 1 << 30
+
+
+def size_cap(size: int) -> int:
+    """The most bytes accepted for a file of known ``size``: a quarter more, so that a mirror
+    with a slightly different file still reaches the hash check and its clear message."""
+    return size + size // 4 + (1 << 16)
+
+
+def download(
+    url: str,
+    path: str | os.PathLike,
+    *,
+    sha256: str,
+    max_bytes: int | None = None,
+    deadline: float = DEADLINE_SECONDS,
+    progress: bool | None = False,
+    offline_hint: str = "",
+) -> Path:
+    """Download ``url`` to ``path``: streamed to a temporary file beside it while hashing, then
+    renamed into place only if the SHA-256 is ``sha256``.
+
+    - ``max_bytes``: the most bytes accepted (give the known file's size, or a little more);
+      a larger ``Content-Length`` or body stops the transfer with ``DownloadError``.
+    - ``deadline``: seconds for the whole transfer, not per read.
+    - ``progress``: True for a bar, False for none, None for a bar on a terminal only.
+    - ``offline_hint``: appended to the error when the server cannot be reached or fails.
+
+    Raises ``DownloadError`` (network, HTTP, size, deadline) or ``ChecksumError`` (a wrong
+    hash, naming both hashes); in every case nothing is left at ``path`` or beside it.
+
+    Example:
+        >>> download("https://example.org/f.zip", "cache/f.zip", sha256="ab12...", max_bytes=5_000_000)  # doctest: +SKIP
+        PosixPath('cache/f.zip')
+    """
+    limit = DEFAULT_MAX_BYTES if max_bytes is None else max_bytes
+    final = resolve_target(path)
+    temporary = staging_path(final)
+    digest = hashlib.sha256()
+    try:
+        with open(temporary, "wb") as file:
+            try:
+                _copy(url, file, digest, limit, deadline, progress)
+            except urllib.error.HTTPError as error:
+                raise DownloadError(f"could not download {url} (HTTP {error.code} {error.reason}){offline_hint}") from None
+            except (urllib.error.URLError, OSError, ValueError) as error:
+                if isinstance(error, DownloadError):
+                    raise
+                reason = getattr(error, "reason", None) or error
+                raise DownloadError(f"could not download {url} ({reason}){offline_hint}") from None
+            file.flush()
+            os.fsync(file.fileno())
+        actual = digest.hexdigest()
+        if actual != sha256.lower():
+            raise ChecksumError(
+                f"downloaded {url} but its sha256 is {actual}, not the expected {sha256}; the "
+                "download is corrupt or the server holds another file, so nothing was kept. "
+                "Try again, or pass a path to a copy you trust"
+            )
+        commit(temporary, final)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return Path(path)
+
+
+def _copy(url, file, digest, limit, deadline, progress):
+    stop_at = time.monotonic() + deadline
+    with urllib.request.urlopen(url, timeout=READ_TIMEOUT_SECONDS) as response:
+        total = int(response.headers.get("Content-Length") or 0) or None
+        if total is not None and total > limit:
+            raise DownloadError(f"{url} is {total:,} bytes, more than the {limit:,} expected; nothing was downloaded")
+        bar = _bar(progress, total, url.rsplit("/", 1)[-1])
+        received = 0
+        try:
+            for block in iter(lambda: response.read(1 << 16), b""):
+                received += len(block)
+                if received > limit:
+                    raise DownloadError(f"{url} sends more than the {limit:,} bytes expected; the download was stopped")
+                if time.monotonic() > stop_at:
+                    raise DownloadError(f"{url} did not finish within {deadline:g} s ({received:,} bytes received); try again later")
+                digest.update(block)
+                file.write(block)
+                if bar:
+                    bar.update(len(block))
+        finally:
+            if bar:
+                bar.close()
+
+
+def _bar(progress, total, name):
+    if progress is False or (progress is None and not sys.stderr.isatty()):
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=f"download {name}", unit="B", unit_scale=True, leave=False)
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def read_text(path: str | os.PathLike, *, error: type[Exception] = ValueError) -> str:
+    """A UTF-8 text file, read faithfully (CRLF kept); bad bytes raise ``error`` naming the
+    file, the byte offset, the line and the byte.
+
+    Example:
+        >>> read_text("corpus.txt")  # doctest: +SKIP
+        'The quick brown fox ...'
+    """
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        line = data[: bad.start].count(b"\n") + 1
+        raise error(f"{path}: not UTF-8 text (byte {bad.start}, line {line}: {data[bad.start:bad.start + 1]!r})") from None

@@ -1,0 +1,540 @@
+"""Vocabulary models: what turns one pre-tokenized piece into ids, one class per kind.
+
+- ``MergeModel``: base tokens (characters, or the 256 bytes) and an ordered merge list, as
+  training learns it and as the seed-compatible artifact stores it. Encoding replays the
+  merges by rank (seed 000's rule); an optional byte fallback gives unknown characters their
+  UTF-8 bytes.
+- ``RankModel``: token bytes with ids, and a pair table, as another library ships it:
+  tiktoken's rule (a piece that is a token is that token; else merge the adjacent pair whose
+  concatenation has the lowest rank) or HF's rule (lowest merge rank; with ``ignore_merges``
+  a whole piece is looked up first).
+
+Each model knows its token bytes (``token_bytes``), the arguments of the compiled encoder
+(``engine_spec``), what enters its fingerprint (``fingerprint_payload`` / ``fingerprint``), and
+which formats it can be written to (``exports``, ``export_refusal``). Models are immutable,
+compare by content, and pickle by their minimal truth (merges, or token bytes and rule).
+
+This module does not normalize, pre-tokenize or handle special tokens (``tokenizer.py``
+composes those stages), and reads no files (``artifact.py``, ``formats/``).
+
+Example:
+    >>> model = MergeModel(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
+    >>> model.values
+    ('a', 'b', 'c', 'd', 'aa', 'aaa')
+    >>> model.engine_spec()["pair_table"]
+    {(0, 0): ([0], 4), (4, 0): ([1], 5)}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+
+from .bytelevel import bytes_to_readable
+
+Mode = Literal["char", "byte"]
+MODES = ("char", "byte")
+RULES = ("replay", "tiktoken", "hf")
+FORMATS = ("artifact", "tiktoken", "huggingface")
+
+
+class MergeModel:
+    """Base tokens plus ordered merges, encoded by replaying the merges (lowest rank first).
+
+    - ``mode="char"``: ``base_tokens`` are single characters; ``byte_fallback=True`` adds 256
+      byte tokens after the merged ones for characters outside the alphabet.
+    - ``mode="byte"``: the base tokens are the 256 bytes (ids 0..255); merges are pairs of bytes.
+
+    Ids: base tokens first, then each merge's new value in merge order; a merge that rebuilds
+    an existing value reuses its id (seed 000's rule); then the byte-fallback tokens.
+
+    Example:
+        >>> MergeModel(mode="byte", merges=[(b"a", b"b")]).token_bytes[256]
+        b'ab'
+    """
+
+    rule = "replay"
+    ignore_merges = False  # replay never looks a whole piece up first
+
+    def __init__(
+        self,
+        *,
+        mode: Mode,
+        merges: Iterable[tuple[str, str] | tuple[bytes, bytes]] = (),
+        base_tokens: Iterable[str] | None = None,
+        byte_fallback: bool = False,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
+        self._mode = mode
+        self._byte_fallback = bool(byte_fallback)
+        if mode == "byte":
+            if base_tokens is not None:
+                raise ValueError("base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
+            if byte_fallback:
+                raise ValueError("byte_fallback applies to mode='char' only; byte mode never fails")
+            self._base_tokens: tuple[str, ...] = ()
+            base_values: list = [bytes([b]) for b in range(256)]
+        else:
+            self._base_tokens = tuple(base_tokens or ())
+            _check_base_tokens(self._base_tokens)
+            base_values = list(self._base_tokens)
+        self._merges = tuple((left, right) for left, right in merges)
+        self._values = tuple(_vocabulary(base_values, self._merges, mode))
+        token_bytes = [_as_bytes(v) for v in self._values]
+        self._fallback_ids = None
+        if self._byte_fallback:
+            self._fallback_ids = tuple(range(len(token_bytes), len(token_bytes) + 256))
+            token_bytes += [bytes([b]) for b in range(256)]
+        self._token_bytes = tuple(token_bytes)
+
+    # -- what it holds ---------------------------------------------------------------------
+
+    @property
+    def mode(self) -> Mode:
+        return self._mode
+
+    @property
+    def merges(self) -> tuple:
+        """The merges in rank order: pairs of str (char mode) or bytes (byte mode)."""
+        return self._merges
+
+    @property
+    def base_tokens(self) -> tuple[str, ...]:
+        """The base alphabet (char mode); empty in byte mode, whose base is the 256 bytes."""
+        return self._base_tokens
+
+    @property
+    def byte_fallback(self) -> bool:
+        return self._byte_fallback
+
+    @property
+    def values(self) -> tuple:
+        """Token values in id order (str in char mode, bytes in byte mode), fallback excluded."""
+        return self._values
+
+    @property
+    def token_bytes(self) -> tuple[bytes | None, ...]:
+        """Each id's bytes, in id order, byte-fallback tokens included."""
+        return self._token_bytes
+
+    @property
+    def fallback_ids(self) -> tuple[int, ...] | None:
+        """The ids of bytes 0..255 when the model has byte fallback, else None."""
+        return self._fallback_ids
+
+    @property
+    def size(self) -> int:
+        """The number of ids the model uses (special tokens come after)."""
+        return len(self._token_bytes)
+
+    def learned_ids(self) -> range:
+        """The ids built by merges (not base tokens, not byte fallback)."""
+        return range(256 if self._mode == "byte" else len(self._base_tokens), len(self._values))
+
+    def token_value(self, token_id: int) -> str | bytes | None:
+        """The value of a learned or base id: str in char mode, bytes in byte mode."""
+        if 0 <= token_id < len(self._values):
+            return self._values[token_id]
+        return None
+
+    # -- what the other layers need ----------------------------------------------------------
+
+    def engine_spec(self) -> dict:
+        """The keyword arguments of ``_engine.Encoder`` for this model (pattern excluded)."""
+        ids = {value: i for i, value in enumerate(self._values)}
+        pair_table: dict = {}
+        for rank, (left, right) in enumerate(self._merges):
+            # subtle: a merge list (from a file) can learn the same pair twice; replay
+            # applies it at each of its ranks, so the engine gets every rank.
+            ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
+            ranks.append(rank)
+        if self._mode == "byte":
+            base_ids: object = list(range(256))
+        else:
+            base_ids = {ord(c): i for i, c in enumerate(self._base_tokens)}
+        return dict(
+            mode=self._mode,
+            token_bytes=list(self._token_bytes),
+            base_ids=base_ids,
+            pair_table=pair_table,
+            whole_piece=False,
+            monotonic=True,
+            fallback_ids=list(self._fallback_ids) if self._fallback_ids else None,
+        )
+
+    def merges_for_json(self) -> list[list[str]]:
+        """The merges as the artifact writes them (byte tokens in GPT-2's alphabet)."""
+        if self._mode == "byte":
+            return [[bytes_to_readable(left), bytes_to_readable(right)] for left, right in self._merges]
+        return [[left, right] for left, right in self._merges]
+
+    def fingerprint_payload(self) -> dict:
+        """The model's fields of the artifact fingerprint, in the artifact's field order.
+
+        Seed 000's formula hashes ``{"base_tokens", "merges"}`` (char mode); byte mode adds
+        ``"mode": "byte"`` and byte fallback ``"byte_fallback": true``. ``artifact.py`` puts
+        the tokenizer's own fields (pattern, normalization, special tokens) in between.
+        """
+        payload: dict = {}
+        if self._mode == "char":
+            payload["base_tokens"] = list(self._base_tokens)
+        payload["merges"] = self.merges_for_json()
+        if self._mode == "byte":
+            payload["mode"] = "byte"
+        if self._byte_fallback:
+            payload["byte_fallback"] = True
+        return payload
+
+    def merge_pairs(self) -> Sequence[tuple]:
+        """The merges in rank order, as values (what an HF file lists)."""
+        return self._merges
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        """The formats this model can be written to (each may still refuse a merge list)."""
+        return tuple(f for f in FORMATS if self.export_refusal(f) is None)
+
+    def export_refusal(self, fmt: str) -> str | None:
+        """Why this model cannot be written as ``fmt``, or None when it can be tried."""
+        if fmt == "tiktoken" and self._mode != "byte":
+            return (
+                "a tiktoken rank file holds byte tokens with 256 single-byte ids; this tokenizer is "
+                "character-level (its ids start from its own alphabet), so it cannot be written as "
+                "one. Export it with to_huggingface, or train with mode='byte'"
+            )
+        return None if fmt in FORMATS else f"unknown format {fmt!r}; use one of {FORMATS}"
+
+    # -- value semantics --------------------------------------------------------------------
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, MergeModel):
+            return NotImplemented
+        return (self._mode, self._base_tokens, self._merges, self._byte_fallback) == (
+            other._mode, other._base_tokens, other._merges, other._byte_fallback,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self._mode, self._base_tokens, self._merges, self._byte_fallback))
+
+    def __reduce__(self):
+        # The minimal truth: values and ids are rebuilt on load.
+        arguments = {"mode": self._mode, "merges": self._merges, "byte_fallback": self._byte_fallback}
+        if self._mode == "char":
+            arguments["base_tokens"] = self._base_tokens
+        return (_rebuild, (MergeModel, arguments))
+
+    def __repr__(self) -> str:
+        return f"MergeModel(mode={self._mode!r}, merges={len(self._merges)}, size={self.size})"
+
+
+class RankModel:
+    """Token bytes with ids and a pair table, encoded by tiktoken's or HF's rule.
+
+    - ``rule="tiktoken"``: ``token_bytes`` are tiktoken's ranks (id = rank = merge priority);
+      the pair table (every split of every token into two tokens) is derived here. A piece
+      that is a token is that token.
+    - ``rule="hf"``: ``pair_table`` maps ``(left_id, right_id) -> (merge rank, merged id)``,
+      read from the file's merge list; ``ignore_merges=True`` looks a whole piece up first.
+
+    The model is byte-level; every single byte must be a token.
+
+    Example:
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> RankModel(ranks, rule="tiktoken").engine_spec()["pair_table"][(97, 98)]
+        (256, 256)
+    """
+
+    mode = "byte"
+    byte_fallback = False
+    fallback_ids = None
+    merges = ()
+    base_tokens = ()
+
+    def __init__(
+        self,
+        token_bytes: Mapping[bytes, int],
+        *,
+        rule: Literal["tiktoken", "hf"],
+        pair_table: Mapping[tuple[int, int], tuple[int, int]] | None = None,
+        ignore_merges: bool = False,
+    ) -> None:
+        if rule not in ("tiktoken", "hf"):
+            raise ValueError(f"unknown rule {rule!r}; a RankModel encodes by 'tiktoken' or 'hf'")
+        missing = [b for b in range(256) if bytes([b]) not in token_bytes]
+        if missing:
+            raise ValueError(
+                f"single-byte token(s) {[bytes([b]) for b in missing[:8]]!r} are missing; "
+                "a byte-level vocabulary needs all 256 bytes"
+            )
+        self._rule = rule
+        self._ranks = token_bytes
+        size = max(token_bytes.values()) + 1
+        table: list = [None] * size
+        for value, token_id in token_bytes.items():
+            table[token_id] = value
+        self._token_bytes = tuple(table)
+        if rule == "tiktoken":
+            self._whole_piece = True
+            self._pair_table = dict(pair_table) if pair_table is not None else tiktoken_pair_table(token_bytes)
+        else:
+            if pair_table is None:
+                raise ValueError("an HF-rule RankModel needs its pair_table (the file's merges)")
+            self._whole_piece = bool(ignore_merges)
+            self._pair_table = pair_table
+
+    @property
+    def rule(self) -> str:
+        """``"tiktoken"`` or ``"hf"``: whose merge rule this model follows."""
+        return self._rule
+
+    @property
+    def ignore_merges(self) -> bool:
+        """Whether a piece that is a token is that token before any merging."""
+        return self._whole_piece
+
+    @property
+    def token_bytes(self) -> tuple[bytes | None, ...]:
+        """Each id's bytes, in id order; None where an id is unused."""
+        return self._token_bytes
+
+    @property
+    def ranks(self) -> Mapping[bytes, int]:
+        """``{token bytes: id}``."""
+        return self._ranks
+
+    @property
+    def pair_table(self) -> Mapping[tuple[int, int], tuple[int, int]]:
+        """``(left_id, right_id) -> (rank, merged_id)``."""
+        return self._pair_table
+
+    @property
+    def values(self) -> tuple[bytes | None, ...]:
+        return self._token_bytes
+
+    @property
+    def size(self) -> int:
+        return len(self._token_bytes)
+
+    def learned_ids(self) -> range:
+        return range(256, len(self._token_bytes))
+
+    def token_value(self, token_id: int) -> bytes | None:
+        return self._token_bytes[token_id] if 0 <= token_id < len(self._token_bytes) else None
+
+    def engine_spec(self) -> dict:
+        """The keyword arguments of ``_engine.Encoder`` for this model (pattern excluded)."""
+        return dict(
+            mode="byte",
+            token_bytes=list(self._token_bytes),
+            base_ids=[self._ranks[bytes([b])] for b in range(256)],
+            pair_table=self._pair_table,
+            whole_piece=self._whole_piece,
+            monotonic=False,
+            fallback_ids=None,
+        )
+
+    def merge_pairs(self) -> list[tuple[bytes, bytes]]:
+        """The pair table's merges in rank order, as byte pairs (what an HF file lists)."""
+        values = self._token_bytes
+        ordered = sorted(self._pair_table.items(), key=lambda item: item[1][0])
+        return [(values[left], values[right]) for (left, right), _ in ordered]
+
+    def fingerprint(self, pattern: str | None, special_tokens: Mapping[str, int]) -> str:
+        """SHA-256 of the rule, the tokenizer's pattern and specials, every token and pair."""
+        digest = hashlib.sha256()
+        digest.update(json.dumps([self._rule, pattern, sorted(special_tokens.items())]).encode())
+        for value in self._token_bytes:
+            digest.update(b"\x00" if value is None else len(value).to_bytes(2, "little") + value)
+        digest.update(repr(self._whole_piece).encode())
+        for pair in sorted(self._pair_table):
+            digest.update(repr((pair, self._pair_table[pair])).encode())
+        return digest.hexdigest()
+
+    @property
+    def exports(self) -> tuple[str, ...]:
+        return tuple(f for f in FORMATS if self.export_refusal(f) is None)
+
+    def export_refusal(self, fmt: str) -> str | None:
+        """Why this model cannot be written as ``fmt``, or None when it can."""
+        if fmt == "artifact":
+            return (
+                "this tokenizer was loaded from another library's vocabulary; save it back with "
+                "bytepair.formats (to_tiktoken / to_huggingface) instead"
+            )
+        if fmt == "tiktoken" and self._rule == "hf":
+            return (
+                "this vocabulary was loaded from a Hugging Face file and encodes with HF's rule (lowest "
+                "merge rank), which tiktoken's rule (lowest rank of the concatenation) does not "
+                "reproduce; export it with to_huggingface instead"
+            )
+        if fmt == "huggingface" and self._rule == "tiktoken":
+            return (
+                "this vocabulary encodes with tiktoken's rule (whole piece first, then lowest rank of "
+                "the concatenation); HF's rule (lowest merge rank) can tie differently between splits "
+                "that build the same token, so the file could give other ids. Export it with to_tiktoken"
+            )
+        return None if fmt in FORMATS else f"unknown format {fmt!r}; use one of {FORMATS}"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, RankModel):
+            return NotImplemented
+        return (self._rule, self._whole_piece, self._token_bytes) == (
+            other._rule, other._whole_piece, other._token_bytes,
+        ) and (self._rule == "tiktoken" or self._pair_table == other._pair_table)
+
+    __hash__ = None  # type: ignore[assignment]  # equal by content, too big to hash usefully
+
+    def __reduce__(self):
+        # tiktoken's rule: the token bytes are the whole truth; the pair table is derived again.
+        # HF's rule: the merges are part of the truth, kept as one int array (4 ints a merge).
+        if self._rule == "tiktoken":
+            return (_rebuild_rank_model, ("tiktoken", self._token_bytes, None, True))
+        merges = np.array([(l, r, rank, m) for (l, r), (rank, m) in self._pair_table.items()], dtype=np.int64)
+        return (_rebuild_rank_model, ("hf", self._token_bytes, merges.reshape(-1, 4), self._whole_piece))
+
+    def __repr__(self) -> str:
+        return f"RankModel(rule={self._rule!r}, size={self.size}, ignore_merges={self._whole_piece})"
+
+
+def _rebuild(cls, arguments):
+    return cls(**arguments)
+
+
+def _rebuild_rank_model(rule, token_bytes, merges, ignore_merges):
+    ranks = {value: i for i, value in enumerate(token_bytes) if value is not None}
+    pair_table = None
+    if merges is not None:
+        rows = merges.tolist()
+        pair_table = {(l, r): (rank, m) for l, r, rank, m in rows}
+    return RankModel(ranks, rule=rule, pair_table=pair_table, ignore_merges=ignore_merges)
+
+
+def _check_base_tokens(base_tokens):
+    for token in base_tokens:
+        if not isinstance(token, str) or len(token) != 1:
+            raise ValueError(f"base tokens must be single characters, not {token!r}")
+    if len(set(base_tokens)) != len(base_tokens):
+        raise ValueError("base tokens contain duplicates; give each character once")
+
+
+def _vocabulary(base_values, merges, mode):
+    """Token values in id order: base, then each new merged value once (seed 000's rule)."""
+    values = list(base_values)
+    seen = set(values)
+    kind = str if mode == "char" else bytes
+    for left, right in merges:
+        if not (isinstance(left, kind) and isinstance(right, kind)):
+            raise ValueError(f"merge {(left, right)!r} must be a pair of {kind.__name__} in mode={mode!r}")
+        if left not in seen or right not in seen:
+            missing = left if left not in seen else right
+            raise ValueError(f"merge {(left, right)!r} uses {missing!r}, which no earlier token builds")
+        merged = left + right
+        if merged not in seen:
+            seen.add(merged)
+            values.append(merged)
+    return values
+
+
+def _as_bytes(value):
+    return value.encode("utf-8") if isinstance(value, str) else value
+
+
+# -- tiktoken's pair table ---------------------------------------------------------------------
+
+
+def tiktoken_pair_table(ranks: Mapping[bytes, int]) -> dict[tuple[int, int], tuple[int, int]]:
+    """Every split of every token into two tokens: ``(id(a), id(b)) -> (rank(a+b), id(a+b))``.
+
+    tiktoken merges any adjacent pair whose concatenation is a token, so the table needs every
+    split, not only the one that created the token. Ids are ranks.
+
+    Example:
+        >>> sorted(tiktoken_pair_table({b"a": 0, b"b": 1, b"ab": 2, b"bab": 3}).items())
+        [((0, 1), (2, 2)), ((1, 2), (3, 3))]
+
+    NOTE: vectorized with numpy: for each split length, hash every token's prefix and suffix
+    (64-bit polynomial hash), find both among the tokens' own hashes with ``searchsorted``,
+    then confirm each hit on the real bytes. A plain loop of dict lookups took 3.6 s on o200k
+    (446,189 pairs); this takes about 1.3 s on the same machine.
+    """
+    tokens = list(ranks)
+    rank_of = np.fromiter(ranks.values(), dtype=np.int64, count=len(tokens))
+    left, right, whole = _split_candidates(tokens)
+    # A hash can collide in principle; keep only the splits that concatenate to the token.
+    confirmed = [tokens[a] + tokens[b] == tokens[w] for a, b, w in zip(left.tolist(), right.tolist(), whole.tolist())]
+    keep = np.asarray(confirmed, dtype=bool)
+    left_ids = rank_of[left[keep]].tolist()
+    right_ids = rank_of[right[keep]].tolist()
+    merged_ids = rank_of[whole[keep]].tolist()
+    return dict(zip(zip(left_ids, right_ids), zip(merged_ids, merged_ids)))
+_HASH_BASE = np.uint64(0x100000001B3)  # odd, so multiplication is invertible mod 2**64
+
+
+def _split_candidates(tokens):
+    """(left, right, whole) token indices where both halves of a split hash like tokens."""
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    # Longest first, so the tokens longer than i are always a prefix of this order.
+    order = np.argsort(-lengths, kind="stable")
+    lengths = lengths[order]
+    sorted_tokens = [tokens[i] for i in order.tolist()]
+    starts = np.zeros(len(tokens), dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    # Digits 1..256, never 0, so that b"\x00a" and b"a" do not hash alike.
+    digits = np.frombuffer(b"".join(sorted_tokens), dtype=np.uint8).astype(np.uint64) + np.uint64(1)
+    longer_than = np.searchsorted(-lengths, -np.arange(int(lengths[0]) + 1), side="left")  # count with len > i
+    with np.errstate(over="ignore"):
+        powers = np.cumprod(np.full(int(lengths[0]) + 1, _HASH_BASE, dtype=np.uint64))
+        powers = np.concatenate([np.ones(1, dtype=np.uint64), powers[:-1]])
+        full = _full_hashes(digits, starts, lengths, longer_than)
+        index_order = np.argsort(full, kind="stable")
+        sorted_hashes = full[index_order]
+        if np.any(sorted_hashes[1:] == sorted_hashes[:-1]):
+            return _split_candidates_slow(tokens)
+        prefix = np.zeros(len(tokens), dtype=np.uint64)
+        found = []
+        for i in range(1, int(lengths[0])):
+            count = longer_than[i]  # tokens with more than i bytes can split after byte i
+            prefix[:count] = prefix[:count] * _HASH_BASE + digits[starts[:count] + i - 1]
+            head = prefix[:count]
+            tail = full[:count] - head * powers[lengths[:count] - i]
+            head_hit, head_index = _lookup(sorted_hashes, index_order, head)
+            tail_hit, tail_index = _lookup(sorted_hashes, index_order, tail)
+            hit = np.flatnonzero(head_hit & tail_hit)
+            found.append((head_index[hit], tail_index[hit], hit))
+    if not found:
+        empty = np.zeros(0, dtype=np.int64)
+        return empty, empty, empty
+    left, right, whole = (np.concatenate(part) for part in zip(*found))
+    return order[left], order[right], order[whole]
+
+
+def _full_hashes(digits, starts, lengths, longer_than):
+    full = np.zeros(len(lengths), dtype=np.uint64)
+    for j in range(int(lengths[0])):
+        count = longer_than[j]
+        full[:count] = full[:count] * _HASH_BASE + digits[starts[:count] + j]
+    return full
+
+
+def _lookup(sorted_hashes, index_order, hashes):
+    position = np.minimum(np.searchsorted(sorted_hashes, hashes), len(sorted_hashes) - 1)
+    return sorted_hashes[position] == hashes, index_order[position]
+
+
+def _split_candidates_slow(tokens):
+    """The same candidates by plain dict lookups, for the (never seen) case of equal hashes."""
+    index = {token: i for i, token in enumerate(tokens)}
+    left, right, whole = [], [], []
+    for w, token in enumerate(tokens):
+        for cut in range(1, len(token)):
+            a, b = index.get(token[:cut]), index.get(token[cut:])
+            if a is not None and b is not None:
+                left.append(a), right.append(b), whole.append(w)
+    return (np.asarray(x, dtype=np.int64) for x in (left, right, whole))
+
+
