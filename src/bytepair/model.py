@@ -391,11 +391,16 @@ class RankModel:
 
     def __reduce__(self):
         # tiktoken's rule: the token bytes are the whole truth; the pair table is derived again.
-        # HF's rule: the merges are part of the truth, kept as one int array (4 ints a merge).
+        # HF's rule: the merges are part of the truth, kept as one int32 array of (left, right,
+        # rank); the merged id is the id of the concatenation, looked up again on load.
         if self._rule == "tiktoken":
             return (_rebuild_rank_model, ("tiktoken", self._token_bytes, None, True))
-        merges = np.array([(l, r, rank, m) for (l, r), (rank, m) in self._pair_table.items()], dtype=np.int64)
-        return (_rebuild_rank_model, ("hf", self._token_bytes, merges.reshape(-1, 4), self._whole_piece))
+        merges = np.fromiter(
+            (x for (left, right), (rank, _) in self._pair_table.items() for x in (left, right, rank)),
+            dtype=np.int32,
+            count=3 * len(self._pair_table),
+        )
+        return (_rebuild_rank_model, ("hf", self._token_bytes, merges, self._whole_piece))
 
     def __repr__(self) -> str:
         return f"RankModel(rule={self._rule!r}, size={self.size}, ignore_merges={self._whole_piece})"
@@ -409,8 +414,10 @@ def _rebuild_rank_model(rule, token_bytes, merges, ignore_merges):
     ranks = {value: i for i, value in enumerate(token_bytes) if value is not None}
     pair_table = None
     if merges is not None:
-        rows = merges.tolist()
-        pair_table = {(l, r): (rank, m) for l, r, rank, m in rows}
+        flat = merges.tolist()
+        lefts, rights, ranks_ = flat[0::3], flat[1::3], flat[2::3]
+        merged = map(ranks.__getitem__, map(bytes.__add__, map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights)))
+        pair_table = dict(zip(zip(lefts, rights), zip(ranks_, merged)))
     return RankModel(ranks, rule=rule, pair_table=pair_table, ignore_merges=ignore_merges)
 
 
