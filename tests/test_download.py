@@ -50,6 +50,7 @@ class Server:
                 pass
 
         self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
+        self.httpd.handle_error = lambda request, address: None  # a client that stops reading
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
         self.thread.start()
@@ -202,3 +203,88 @@ def test_our_own_artifact_loads_by_path(tmp_path):
     tokenizer.save(tmp_path / "tok.json")
     loaded = bytepair.load(str(tmp_path / "tok.json"))
     assert loaded.fingerprint == tokenizer.fingerprint
+
+
+# -- the one download: size cap, deadline, published hashes of local files --------------------
+
+
+def test_a_file_far_larger_than_the_known_one_is_stopped(served):
+    from bytepair import _io
+
+    server, root, cache = served
+    served_file = root / "encodings" / "r50k_base.tiktoken"
+    served_file.unlink()
+    served_file.write_bytes(b"QUJD 1\n" * 200_000)  # 1.4 MB, the known file is 0.8 MB
+    with pytest.raises(DownloadError, match="more than the") as raised:
+        formats.load("gpt2", cache_dir=cache, base_url=server.url)
+    assert f"{_io.size_cap(ENCODINGS['r50k_base'].size):,}" in str(raised.value)
+    assert not cache.exists() or not any(cache.iterdir())
+
+
+def test_the_deadline_covers_the_whole_transfer(tmp_path, monkeypatch):
+    from bytepair import _io
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            try:
+                for _ in range(1 << 6):  # every read well inside the per-read timeout
+                    self.wfile.write(b"x" * (1 << 14))
+                    self.wfile.flush()
+                    threading.Event().wait(0.05)
+            except OSError:
+                pass
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/slow"
+        with pytest.raises(DownloadError, match=r"did not finish within 0.2 s"):
+            _io.download(url, tmp_path / "slow.bin", sha256="0" * 64, deadline=0.2)
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join()
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_download_streams_to_disk_and_hashes_on_the_way(served, monkeypatch):
+    from bytepair import _io
+
+    server, _, cache = served
+    reads = []
+    real_copy = _io._copy
+
+    def spy(url, file, digest, limit, deadline, progress):
+        real_write = file.write
+        file.write = lambda block: reads.append(len(block)) or real_write(block)
+        return real_copy(url, file, digest, limit, deadline, progress)
+
+    monkeypatch.setattr(_io, "_copy", spy)
+    formats.load("gpt2", cache_dir=cache, base_url=server.url)
+    assert len(reads) > 1 and max(reads) <= 1 << 16  # in blocks, never the whole body at once
+    assert sum(reads) == ENCODINGS["r50k_base"].size
+
+
+def test_a_local_file_under_a_published_name_must_be_the_published_file(tmp_path):
+    lines = data_file("vocab/cl100k_base.tiktoken").read_bytes().splitlines(keepends=True)
+    lines[1000], lines[1001] = lines[1000].split()[0] + b" 1001\n", lines[1001].split()[0] + b" 1000\n"
+    (tmp_path / "cl100k_base.tiktoken").write_bytes(b"".join(lines))
+    with pytest.raises(FormatError, match=r"loaded as 'cl100k_base', but its sha256 is [0-9a-f]{64}, not the published 2239") as raised:
+        bytepair.load("cl100k_base", path=tmp_path)
+    assert "load_tiktoken" in str(raised.value)
+    # The same file under a name of its own loads, with the pattern the caller gives.
+    tok = formats.load_tiktoken(tmp_path / "cl100k_base.tiktoken", pattern="cl100k", name="mine")
+    assert tok.vocab_size == 100256
+
+
+def test_the_published_sizes_are_those_of_the_files():
+    for encoding in ENCODINGS.values():
+        path = data_file(f"vocab/{encoding.file}")
+        assert path.stat().st_size == encoding.size, encoding.name

@@ -395,3 +395,12 @@ def test_prepare_download_fetches_into_the_cache_and_prepares_from_it(tmp_path, 
     assert meta["splits"]["val"]["characters"] == len(clean_text(texts["val"]))
     assert (tmp_path / "text" / "wikitext2_val_clean.txt").read_text(encoding="utf-8") == clean_text(texts["val"])
     assert "wrote" in capsys.readouterr().out
+
+
+def test_a_split_that_is_not_utf8_is_a_dataset_error_not_a_usage_error(tmp_path):
+    from bytepair.errors import UsageError
+
+    (tmp_path / "train.txt").write_bytes(b"fine\n\xff\n")
+    with pytest.raises(DatasetError, match=r"train.txt: not UTF-8 text \(byte 5, line 2") as raised:
+        load_wikitext(tmp_path)
+    assert not isinstance(raised.value, UsageError)

@@ -1,0 +1,70 @@
+"""The one atomic writer (``bytepair._io``): staged beside the target, usual permissions,
+nothing left behind on failure, symbolic links written through."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+
+import bytepair
+from bytepair import _io
+
+
+def umask():
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_write_replaces_the_file_with_the_usual_mode(tmp_path):
+    target = tmp_path / "sub" / "out.txt"
+    _io.write_text_atomic(target, "one\n")
+    _io.write_text_atomic(target, "two\r\n")
+    assert target.read_bytes() == b"two\r\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask()
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.txt"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.bin"
+    _io.write_bytes_atomic(target, b"old")
+
+    def failing(file):
+        file.write(b"half")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        _io.write_atomic(target, failing)
+    assert target.read_bytes() == b"old"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
+
+
+def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
+    real = tmp_path / "store" / "tokenizer.json"
+    real.parent.mkdir()
+    real.write_text("old")
+    link = tmp_path / "current.json"
+    link.symlink_to(real)
+    _io.write_text_atomic(link, "new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_text() == "new"
+    assert sorted(p.name for p in real.parent.iterdir()) == ["tokenizer.json"]
+
+
+def test_save_through_a_symlink_keeps_the_link(tmp_path):
+    tok = bytepair.train("low lower newest widest " * 20, mode="char", vocab_size=20)
+    real = tmp_path / "real.json"
+    link = tmp_path / "link.json"
+    link.symlink_to(real)  # dangling until the first save
+    tok.save(link)
+    assert link.is_symlink() and real.is_file()
+    assert bytepair.Tokenizer.load(link).fingerprint == tok.fingerprint
+
+
+def test_read_text_names_the_file_line_and_byte(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"ok\nbad \xff here\n")
+    with pytest.raises(ValueError, match=r"bad.txt: not UTF-8 text \(byte 7, line 2: b'\\xff'\)"):
+        _io.read_text(path)
