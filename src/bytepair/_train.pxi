@@ -42,15 +42,8 @@ from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define BP_TRAIN_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define BP_TRAIN_PREFETCH(address) ((void)0)
-    #endif
-    """
-    void _train_prefetch "BP_TRAIN_PREFETCH"(const void* address) noexcept nogil
+cdef extern from "engine/compat.hpp":
+    void _train_prefetch "BP_PREFETCH"(const void* address) noexcept nogil
 
 # Heap entries are (count, packed) with packed = (_TRAIN_MAX_POSITION - earliest) << 32 | pair,
 # so a max-heap on the tuple puts the higher count first, then the earlier position.
@@ -419,6 +412,8 @@ cdef class _MergeTrainer:
 def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequency,
                  progress=None):
     """Learn BPE merges over weighted unique chunks, exactly as ``reference.train_bpe``.
+
+    Python twin: ``reference.train_bpe``.
 
     ``chunks`` are the unique pieces in order of first appearance and ``counts`` how often each
     occurs. Returns one tuple per merge: ``(left_id, right_id, merged_id, frequency,
