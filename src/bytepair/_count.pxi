@@ -16,7 +16,7 @@ cdef extern from "engine/counting.hpp":
         vector[size_t]& bounds, vector[int64_t]& counts) except + nogil
 
 
-def count_pieces(blocks, pattern, int num_threads=1):
+def count_pieces(blocks, pattern, num_threads=1):
     """The unique pieces of ``blocks`` under a named pattern, in order of first appearance,
     with their counts: ``(pieces, counts)``, equal to a ``Counter`` over ``split`` of each block.
 
@@ -29,6 +29,7 @@ def count_pieces(blocks, pattern, int num_threads=1):
         >>> count_pieces(["a b a", " b"], "gpt2")
         (['a', ' b', ' a'], [1, 2, 1])
     """
+    cdef int threads = _checked_threads(num_threads)
     cdef int pattern_id = _pattern_id(pattern)
     if pattern_id == P_NONE:
         raise ValueError("count_pieces needs a named pattern; without one each text is one piece")
@@ -47,7 +48,7 @@ def count_pieces(blocks, pattern, int num_threads=1):
     cdef vector[size_t] owner, bounds
     cdef vector[int64_t] counts
     with nogil:
-        _count_blocks(pattern_id, views, num_threads, owner, bounds, counts)
+        _count_blocks(pattern_id, views, threads, owner, bounds, counts)
     cdef size_t u
     pieces = [PyUnicode_Substring(texts[owner[u]], bounds[2 * u], bounds[2 * u + 1]) for u in range(owner.size())]
     return pieces, [counts[u] for u in range(counts.size())]

@@ -51,6 +51,11 @@ cdef extern from "Python.h":
     void PyObject_GC_UnTrack(object)
     PyObject** PySequence_Fast_ITEMS(object)
 
+# The default bound on idle workers' bytes (engine/worker_pool.hpp, IDLE_CACHE_BUDGET).
+CACHE_BUDGET = IDLE_CACHE_BUDGET
+# Threads one call asks for at most; far more than any core count, far fewer than an OS limit.
+MAX_THREADS = 4096
+
 # Ids live in 31 bits: the pair table uses the top bit of a merged id as a flag.
 MAX_ID = 2**31 - 1
 
@@ -89,6 +94,27 @@ cdef inline TextRef _ref(str text):
     ref.length = PyUnicode_GET_LENGTH(text)
     ref.ascii = text.isascii()
     return ref
+
+
+cdef int _checked_threads(object value) except -1:
+    """``num_threads`` as a C int: an int >= 1 (more than 4096 is taken as 4096)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"num_threads must be an int >= 1, not {value!r}")
+    return min(value, MAX_THREADS)
+
+
+def cache_bytes():
+    """Bytes held by idle encoding workers (caches and buffers) of every Encoder together.
+
+    Bounded by the idle-cache budget (``CACHE_BUDGET`` bytes unless changed with
+    ``_set_cache_budget``), however many threads a batch used.
+    """
+    return _idle_cache_bytes()
+
+
+def _set_cache_budget(size_t budget):
+    """Sets the idle-cache budget in bytes (all Encoders together); returns the previous one."""
+    return _set_idle_cache_budget(budget)
 
 
 cdef str _checked_text(object text):
@@ -231,7 +257,8 @@ cdef class Encoder:
 
     def encode_batch(self, texts, num_threads=None):
         """``[encode_ordinary(t) for t in texts]``, on up to ``num_threads`` threads (default:
-        all cores), with the GIL released.
+        all cores), with the GIL released. ``num_threads`` is an int >= 1; when the OS refuses
+        threads (a pids or process limit), the batch runs on those it could start.
 
         Python twin: ``reference.encode_piece`` / ``reference.merge_by_rank`` over ``patterns.split``.
         """
@@ -246,7 +273,7 @@ cdef class Encoder:
             total += len(text)
         import os
 
-        wanted = (os.cpu_count() or 1) if num_threads is None else int(num_threads)
+        wanted = (os.cpu_count() or 1) if num_threads is None else _checked_threads(num_threads)
         # a thread costs about as much to start as encoding 10K characters
         threads = max(1, min(wanted, len(texts), total // 10_000 + 1))
         with nogil:

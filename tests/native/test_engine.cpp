@@ -1,6 +1,7 @@
 // Native tests of the engine's structures, beside the loops (as tiktoken and HF keep Rust unit
 // tests): the pair table with duplicate ranks, map growth, the rank-bucket walk stepping back
-// to a lower rank, hashing of 8-25-byte keys, and the thread helper's fallbacks.
+// to a lower rank, hashing of 8-25-byte keys, the thread helper's fallbacks, the worker pool's
+// budget and its fork handlers.
 //
 // Plain asserts, no framework: tests/test_native.py builds this file with the engine's flags
 // and runs it; exit 0 means every check held. By hand:
@@ -14,6 +15,14 @@
 #include <set>
 #include <stdexcept>
 #include <vector>
+
+#include <chrono>
+#include <thread>
+#if defined(__unix__) || defined(__APPLE__)
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
 
 #include "counting.hpp"
 #include "encoder.hpp"
@@ -271,6 +280,42 @@ static void test_worker_pool_budget() {
     set_idle_cache_budget(before);
 }
 
+// A fork while another thread holds a pool's lock: the handlers make fork() wait for it, so
+// the child's pool works. Without them the child inherits a lock nobody will release and its
+// first acquire() hangs (then this test fails on its deadline instead of hanging).
+static void test_fork_while_pool_locked() {
+#if defined(__unix__) || defined(__APPLE__)
+    WorkerPool pool;
+    pool.release(pool.acquire());
+    std::atomic<bool> holding{false};
+    std::thread holder([&] {
+        std::lock_guard<std::mutex> guard(pool.mutex());
+        holding = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    });
+    while (!holding) std::this_thread::yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        Worker* w = pool.acquire();
+        pool.release(w);
+        _exit(0);
+    }
+    assert(pid > 0);
+    int status = 0;
+    bool ended = false;
+    for (int k = 0; k < 1000 && !ended; ++k) {  // 10 s
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    holder.join();
+    assert(ended && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#endif
+}
+
 int main() {
     test_pair_table_duplicate_ranks();
     test_map_growth();
@@ -278,6 +323,7 @@ int main() {
     test_hashing_8_to_25_bytes();
     test_threads_carry_errors();
     test_worker_pool_budget();
+    test_fork_while_pool_locked();
     std::puts("engine native tests: ok");
     return 0;
 }

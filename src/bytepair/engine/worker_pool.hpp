@@ -161,6 +161,9 @@ class WorkerPool {
         delete w;
     }
 
+    // The pool's lock, for the fork handlers and the native tests (which hold it across fork).
+    std::mutex& mutex() { return mutex_; }
+
     size_t idle_workers() {
         std::lock_guard<std::mutex> guard(mutex_);
         return idle_.size();
