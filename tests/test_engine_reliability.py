@@ -63,7 +63,9 @@ SETUP = textwrap.dedent(
                          for _ in range(words)) + " the thin xxxxxxxx" for _ in range(count)]
     """
 )
-exec(SETUP)  # noqa: S102 - the same helpers here as in the subprocesses
+_helpers = {}
+exec(SETUP, _helpers)  # noqa: S102 - the same helpers here as in the subprocesses
+make_encoder, make_texts, count_pieces = _helpers["make_encoder"], _helpers["make_texts"], _helpers["count_pieces"]
 
 
 def run_python(code, timeout=300):
@@ -75,6 +77,7 @@ def run_python(code, timeout=300):
         text=True,
         timeout=timeout,
         env=env,
+        check=False,
     )
 
 

@@ -26,14 +26,14 @@ pytestmark = pytest.mark.skipif(COMPILER is None, reason="no C++ compiler (c++, 
 def _build(tmp_path, extra=()):
     binary = tmp_path / "test_engine"
     command = [COMPILER, *FLAGS, *extra, str(PROGRAM), "-o", str(binary)]
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
     return binary, result
 
 
 def test_native_program_passes(tmp_path):
     binary, build = _build(tmp_path)
     assert build.returncode == 0, build.stderr
-    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=300)
+    run = subprocess.run([str(binary)], capture_output=True, text=True, check=False, timeout=300)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "ok" in run.stdout
 
@@ -43,7 +43,7 @@ def test_native_program_passes_under_sanitizers(tmp_path):
     binary, build = _build(tmp_path, ["-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"])
     if build.returncode != 0:
         pytest.skip(f"this compiler cannot build with sanitizers: {build.stderr.strip()[:200]}")
-    run = subprocess.run([str(binary)], capture_output=True, text=True, timeout=600)
+    run = subprocess.run([str(binary)], capture_output=True, text=True, check=False, timeout=600)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
@@ -53,7 +53,7 @@ def test_each_header_compiles_alone(tmp_path, header):
     source.write_text(f'#include "{header}"\n#include "{header}"\nint main() {{ return 0; }}\n')
     includes = [f"-I{sysconfig.get_paths()['include']}"] if header == "py_lists.hpp" else []
     result = subprocess.run(
-        [COMPILER, *FLAGS, *includes, "-fsyntax-only", str(source)], capture_output=True, text=True, timeout=300
+        [COMPILER, *FLAGS, *includes, "-fsyntax-only", str(source)], capture_output=True, text=True, check=False, timeout=300
     )
     assert result.returncode == 0, f"{header}: {result.stderr}"
 
