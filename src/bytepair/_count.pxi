@@ -1,154 +1,26 @@
 # Counting the unique pieces of a training text (``count_pieces``), for ``train.py``.
 #
-# Must equal ``collections.Counter(piece for block in blocks for piece in split(block,
-# pattern))``: the same unique pieces, in order of first appearance, with the same counts.
-#
-# Why here: in Python the cost is not the scanning but making one str object per piece and
-# hashing it (2.5M pieces for WikiText-2 train, about a second). Here each block is scanned
-# and its pieces counted in a flat hash table of views into the block's own code units, on one
-# thread per block, without the GIL; a str is made only once per unique piece. Blocks are
-# merged in order, each block's unique pieces in their order of first appearance, so the
-# result keeps first-appearance order over the whole input. A piece's hash is taken over its
-# code points, not its bytes, so that the merge reuses it although two blocks can store the
-# same piece at different widths (1, 2 or 4 bytes); node-based maps keyed by widened copies
-# made that serial merge a third of counting time (perf, WikiText-2 train).
-#
-# Complexity: O(n) per block, plus O(unique pieces per block) to merge.
+# Included by _engine.pyx. The counting itself, with its design note, is engine/counting.hpp.
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
-cdef extern from *:
-    """
-    #include <cstring>
-    #include <vector>
-
-    namespace bp_count {
-
-    static const uint32_t EMPTY = 0xFFFFFFFFu;
-
-    template <class C> static inline uint64_t hash_code_points(const C* p, size_t n) {
-        uint64_t h = 0xCBF29CE484222325ULL ^ n;
-        for (size_t i = 0; i < n; ++i) h = (h ^ uint32_t(p[i])) * 0x100000001B3ULL;
-        return bp::mix64(h);
-    }
-
-    static inline uint32_t code_point(int kind, const void* data, size_t i) {
-        if (kind == 1) return static_cast<const uint8_t*>(data)[i];
-        if (kind == 2) return static_cast<const uint16_t*>(data)[i];
-        return static_cast<const uint32_t*>(data)[i];
-    }
-
-    struct Block { int kind; const void* data; size_t size; };
-
-    // A piece where it first occurred in its block, and its hash over code points.
-    struct Span { uint64_t hash; uint32_t start, end; };
-
-    static inline bool same_piece(const Block& a, const Span& x, const Block& b, const Span& y) {
-        size_t n = x.end - x.start;
-        if (x.hash != y.hash || n != y.end - y.start) return false;
-        if (a.kind == b.kind)
-            return std::memcmp(static_cast<const char*>(a.data) + size_t(x.start) * a.kind,
-                               static_cast<const char*>(b.data) + size_t(y.start) * b.kind, n * a.kind) == 0;
-        for (size_t i = 0; i < n; ++i)
-            if (code_point(a.kind, a.data, x.start + i) != code_point(b.kind, b.data, y.start + i)) return false;
-        return true;
-    }
-
-    // Unique pieces in order of first appearance, with counts (and, when merging blocks, the
-    // block of each), and an open-addressing table of their indices, grown when half full.
-    struct PieceCounts {
-        std::vector<Span> spans;
-        std::vector<int64_t> counts;
-        std::vector<uint32_t> blocks;
-        std::vector<uint32_t> table = std::vector<uint32_t>(1024, EMPTY);
-
-        // Adds `count` to the piece that `same(index)` recognizes, or appends it; true if new.
-        template <class Same> bool add(const Span& span, int64_t count, Same&& same) {
-            size_t mask = table.size() - 1, i = span.hash & mask;
-            for (; table[i] != EMPTY; i = (i + 1) & mask) {
-                if (same(table[i])) {
-                    counts[table[i]] += count;
-                    return false;
-                }
-            }
-            table[i] = uint32_t(spans.size());
-            spans.push_back(span);
-            counts.push_back(count);
-            if (2 * spans.size() > table.size()) grow();
-            return true;
-        }
-        void grow() {
-            table.assign(table.size() * 2, EMPTY);
-            size_t mask = table.size() - 1;
-            for (size_t k = 0; k < spans.size(); ++k) {
-                size_t i = spans[k].hash & mask;
-                while (table[i] != EMPTY) i = (i + 1) & mask;
-                table[i] = uint32_t(k);
-            }
-        }
-    };
-
-    template <class C> inline void count_block(int pattern, const Block& block, PieceCounts& out) {
-        const C* s = static_cast<const C*>(block.data);
-        bp::Scanner<C> scanner(s, block.size, pattern);
-        size_t start, end;
-        while (scanner.next(start, end)) {
-            Span span{hash_code_points(s + start, end - start), uint32_t(start), uint32_t(end)};
-            out.add(span, 1, [&](uint32_t k) { return same_piece(block, out.spans[k], block, span); });
-        }
-        std::vector<uint32_t>().swap(out.table);  // the merge needs only the spans and counts
-    }
-
-    // Count every block on ``threads`` threads, then merge in block order (each block's
-    // pieces keep their hashes). Then ``owner`` and ``bounds`` say, for each unique piece
-    // overall, the block and span of its first occurrence.
-    inline void count_blocks(int pattern, const std::vector<Block>& blocks, int threads,
-                             std::vector<size_t>& owner, std::vector<size_t>& bounds,
-                             std::vector<int64_t>& counts) {
-        std::vector<PieceCounts> per_block(blocks.size());
-        if (threads < 1) threads = 1;
-        if (static_cast<size_t>(threads) > blocks.size()) threads = static_cast<int>(blocks.size());
-        auto count = [&](size_t b) {
-            if (blocks[b].kind == 1) count_block<uint8_t>(pattern, blocks[b], per_block[b]);
-            else if (blocks[b].kind == 2) count_block<uint16_t>(pattern, blocks[b], per_block[b]);
-            else count_block<uint32_t>(pattern, blocks[b], per_block[b]);
-        };
-        bp::on_threads(threads, [&](int t) { for (size_t b = size_t(t); b < blocks.size(); b += size_t(threads)) count(b); });
-        PieceCounts all;
-        for (size_t b = 0; b < blocks.size(); ++b) {
-            PieceCounts& block = per_block[b];
-            for (size_t u = 0; u < block.spans.size(); ++u) {
-                const Span& span = block.spans[u];
-                auto same = [&](uint32_t k) { return same_piece(blocks[all.blocks[k]], all.spans[k], blocks[b], span); };
-                if (all.add(span, block.counts[u], same)) all.blocks.push_back(uint32_t(b));
-            }
-            std::vector<Span>().swap(block.spans);  // merged: free it now
-            std::vector<int64_t>().swap(block.counts);
-        }
-        for (size_t k = 0; k < all.spans.size(); ++k) {
-            owner.push_back(all.blocks[k]);
-            bounds.push_back(all.spans[k].start);
-            bounds.push_back(all.spans[k].end);
-        }
-        counts.swap(all.counts);
-    }
-
-    }  // namespace bp_count
-    """
+cdef extern from "engine/counting.hpp":
     cdef struct Block "bp_count::Block":
         int kind
         const void* data
         size_t size
     void _count_blocks "bp_count::count_blocks"(
         int pattern, const vector[Block]& blocks, int threads, vector[size_t]& owner,
-        vector[size_t]& bounds, vector[int64_t]& counts) nogil
+        vector[size_t]& bounds, vector[int64_t]& counts) except + nogil
 
 
-def count_pieces(blocks, pattern, int num_threads=1):
+def count_pieces(blocks, pattern, num_threads=1):
     """The unique pieces of ``blocks`` under a named pattern, in order of first appearance,
     with their counts: ``(pieces, counts)``, equal to a ``Counter`` over ``split`` of each block.
+
+    Python twin: ``reference.count_pieces``.
 
     Blocks are counted on ``num_threads`` threads with the GIL released; cut a long text into
     blocks only where its pieces end anyway (``patterns.safe_cut``).
@@ -157,6 +29,7 @@ def count_pieces(blocks, pattern, int num_threads=1):
         >>> count_pieces(["a b a", " b"], "gpt2")
         (['a', ' b', ' a'], [1, 2, 1])
     """
+    cdef int threads = _checked_threads(num_threads)
     cdef int pattern_id = _pattern_id(pattern)
     if pattern_id == P_NONE:
         raise ValueError("count_pieces needs a named pattern; without one each text is one piece")
@@ -175,7 +48,7 @@ def count_pieces(blocks, pattern, int num_threads=1):
     cdef vector[size_t] owner, bounds
     cdef vector[int64_t] counts
     with nogil:
-        _count_blocks(pattern_id, views, num_threads, owner, bounds, counts)
+        _count_blocks(pattern_id, views, threads, owner, bounds, counts)
     cdef size_t u
     pieces = [PyUnicode_Substring(texts[owner[u]], bounds[2 * u], bounds[2 * u + 1]) for u in range(owner.size())]
     return pieces, [counts[u] for u in range(counts.size())]

@@ -4,13 +4,16 @@
 
 Python (``tokenizer.py``, ``train.py``) checks arguments, handles special tokens, normalization
 and file formats; this module only scans, counts and merges. Every function here names the
-``bytepair.reference`` function whose output it must equal. The parts live in include files
-so that each can be read on its own:
+``bytepair.reference`` (or ``patterns``) function whose output it must equal, its Python twin.
+The C++ is in ``engine/`` (one header per structure, each with its design note); the include
+files below declare it and wrap it for Python:
 
-- ``_scan.pxi``   pre-tokenizer scanner for the named patterns (gpt2, cl100k, o200k, llama3)
-- ``_encode.pxi`` rank-based merging of pieces, the piece cache, batch encoding on threads
-- ``_train.pxi``  incremental pair counting with a priority queue over unique chunks
-- ``_count.pxi``  counting the unique pieces of a training text, on threads
+- ``_scan.pxi``   the scanner's tables and ``split`` (engine/scanner.hpp)
+- ``_encode.pxi`` ``Encoder``: rank-based merging, piece caches, batches on threads
+                  (engine/encoder.hpp, merge.hpp, pair_table.hpp, piece_maps.hpp,
+                  worker_pool.hpp, threads.hpp, py_lists.hpp)
+- ``_train.pxi``  ``train_merges``: incremental pair counting with a priority queue (Cython)
+- ``_count.pxi``  ``count_pieces``: the unique pieces of a training text (engine/counting.hpp)
 """
 
 include "_scan.pxi"

@@ -1,258 +1,13 @@
-# The pre-tokenizer scanner: the named patterns of ``bytepair.patterns``, hand-compiled.
+# The pre-tokenizer scanner's Python side: the class tables, pattern ids, ``split``.
 #
-# Included by _engine.pyx. It must give exactly ``patterns.split(text, name)`` (the `regex`
-# module on the exact pattern strings) for every input; tests/test_scanner.py checks that with
-# hypothesis and on real multilingual text. It does not encode, and it knows no custom regex.
-#
-# How: regex semantics is "at each position, the first alternative that matches, with its
-# quantifiers' backtracking". Each ``*_end`` function below walks one pattern's alternatives in
-# order and returns where the piece starting at ``i`` ends; the comment on each branch is the
-# alternative it implements. Character classes come from one table of per-code-point flags that
-# is filled from the `regex` module itself (``_char_tables``), so the scanner agrees with it on
-# every script and on what ``\s`` means (it is not ``str.isspace``: \x1c-\x1f are not in it).
-#
-# Complexity: one pass, O(1) work per character, except that the whitespace alternatives
-# re-read at most the one whitespace run they end in. Speed (bench/encode_quick.py, cl100k,
-# WikiText-2 and stdlib source): about 10x the `regex` module on the same pattern, str pieces
-# included. Why this shape: Python already stores a str as fixed-width code points (1, 2 or 4
-# bytes), so the scanner is a template over that width and reads them in place, with no
-# UTF-8 decoding; one flag byte per code point answers every class test with one load.
+# Included by _engine.pyx. The scanner itself, with its design note, is engine/scanner.hpp;
+# it must give exactly ``patterns.split(text, name)`` (tests/test_scanner.py).
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
 from libc.stdint cimport uint8_t, uint32_t
 from libcpp.vector cimport vector
 
-cdef extern from *:
-    """
-    #include <cstdint>
-    #include <cstddef>
-    #include <vector>
-    #include <utility>
-
-    namespace bp {
-
-    // Per-code-point class flags, filled once from the `regex` module (see _char_tables).
-    enum : uint8_t {
-        F_L = 1,     // \\p{L}
-        F_N = 2,     // \\p{N}
-        F_S = 4,     // \\s
-        F_U = 8,     // [\\p{Lu}\\p{Lt}\\p{Lm}\\p{Lo}\\p{M}]   (o200k's "upper" class)
-        F_W = 16,    // [\\p{Ll}\\p{Lm}\\p{Lo}\\p{M}]          (o200k's "lower" class)
-        F_FOLD = 32  // non-ASCII, equal to a contraction letter under (?i:...), e.g. U+017F
-    };
-    enum Pattern : int { P_NONE = 0, P_GPT2 = 1, P_CL100K = 2, P_O200K = 3, P_LLAMA3 = 4 };
-
-    static uint8_t char_flags[0x110000];
-    static std::vector<std::pair<uint32_t, char>> fold_extra;  // non-ASCII cp -> letter
-
-    static inline void set_flags(size_t start, size_t end, uint8_t bit) {
-        for (size_t c = start; c < end && c < 0x110000; ++c) char_flags[c] |= bit;
-    }
-    static inline void add_fold(uint32_t cp, char letter) {
-        char_flags[cp] |= F_FOLD;
-        fold_extra.emplace_back(cp, letter);
-    }
-
-    static inline uint8_t fl(uint32_t c) { return char_flags[c]; }
-    static inline bool is_L(uint32_t c) { return fl(c) & F_L; }
-    static inline bool is_N(uint32_t c) { return fl(c) & F_N; }
-    static inline bool is_S(uint32_t c) { return fl(c) & F_S; }
-    static inline bool is_crlf(uint32_t c) { return c == '\\r' || c == '\\n'; }
-    // [^\\s\\p{L}\\p{N}]: punctuation, symbols, marks, controls (everything else)
-    static inline bool is_P(uint32_t c) { return !(fl(c) & (F_L | F_N | F_S)); }
-    // [^\\r\\n\\p{L}\\p{N}]: the optional one-character prefix of a letter run
-    static inline bool is_Q(uint32_t c) { return !(fl(c) & (F_L | F_N)) && !is_crlf(c); }
-
-    // The letter c stands for inside (?i:...), or 0 (ASCII: its lower case).
-    static inline char fold_letter(uint32_t c) {
-        if (c < 128) return (c >= 'A' && c <= 'Z') ? char(c + 32) : char(c);
-        if (!(fl(c) & F_FOLD)) return 0;
-        for (const auto& entry : fold_extra) if (entry.first == c) return entry.second;
-        return 0;
-    }
-
-    // Length of the contraction 's 't 'm 'd 're 've 'll at i (s[i] == '\\''), or 0.
-    template <class C>
-    static inline size_t contraction_len(const C* s, size_t n, size_t i, bool ignore_case) {
-        if (i + 1 >= n || s[i] != '\\'') return 0;
-        char a = ignore_case ? fold_letter(s[i + 1]) : (s[i + 1] < 128 ? char(s[i + 1]) : 0);
-        if (a == 's' || a == 'd' || a == 'm' || a == 't') return 2;
-        if (i + 2 >= n) return 0;
-        char b = ignore_case ? fold_letter(s[i + 2]) : (s[i + 2] < 128 ? char(s[i + 2]) : 0);
-        if ((a == 'l' && b == 'l') || (a == 'v' && b == 'e') || (a == 'r' && b == 'e')) return 3;
-        return 0;
-    }
-
-    template <class C> static inline size_t run_of(const C* s, size_t n, size_t i, uint8_t bit) {
-        while (i < n && (fl(s[i]) & bit)) ++i;
-        return i;
-    }
-    template <class C> static inline size_t run_P(const C* s, size_t n, size_t i) {
-        while (i < n && is_P(s[i])) ++i;
-        return i;
-    }
-    template <class C> static inline size_t run_crlf(const C* s, size_t n, size_t i) {
-        while (i < n && is_crlf(s[i])) ++i;
-        return i;
-    }
-    template <class C> static inline size_t digits_1_to_3(const C* s, size_t n, size_t i) {
-        size_t end = i;
-        while (end < n && end < i + 3 && is_N(s[end])) ++end;
-        return end;
-    }
-
-    // The whitespace alternatives. `end_first`: the pattern tries \\s++$ before \\s*[\\r\\n]
-    // (gpt2, cl100k); otherwise (o200k, llama3) \\s*[\\r\\n]+ comes first and \\s+(?!\\S)
-    // takes a run that reaches the end. gpt2 has no [\\r\\n] alternative (`crlf` false).
-    template <class C>
-    static inline size_t whitespace_end(const C* s, size_t n, size_t i, bool end_first, bool crlf) {
-        size_t j = i, last_crlf = 0;
-        bool seen_crlf = false;
-        while (j < n && is_S(s[j])) {
-            if (is_crlf(s[j])) { seen_crlf = true; last_crlf = j; }
-            ++j;
-        }
-        if (j == i) return i;                            // not whitespace
-        if (end_first && j == n) return n;               // \\s++$
-        if (crlf && seen_crlf) return last_crlf + 1;     // \\s*[\\r\\n] (greedy, backtracks)
-        if (j == n) return n;                            // \\s+(?!\\S) at the end
-        if (j - i >= 2) return j - 1;                    // \\s+(?!\\S): leave one for the word
-        return i + 1;                                    // \\s
-    }
-
-    // '(?:[sdmt]|ll|ve|re)| ?\\p{L}++| ?\\p{N}++| ?[^\\s\\p{L}\\p{N}]++|\\s++$|\\s+(?!\\S)|\\s
-    template <class C> static inline size_t gpt2_end(const C* s, size_t n, size_t i) {
-        uint32_t c = s[i];
-        if (c == '\\'') {
-            size_t k = contraction_len(s, n, i, false);
-            if (k) return i + k;
-        }
-        bool space = c == ' ' && i + 1 < n;
-        if (space && is_L(s[i + 1])) return run_of(s, n, i + 1, F_L);   //  ?\\p{L}++
-        if (is_L(c)) return run_of(s, n, i, F_L);
-        if (space && is_N(s[i + 1])) return run_of(s, n, i + 1, F_N);   //  ?\\p{N}++
-        if (is_N(c)) return run_of(s, n, i, F_N);
-        if (space && is_P(s[i + 1])) return run_P(s, n, i + 1);         //  ?[^\\s\\p{L}\\p{N}]++
-        if (is_P(c)) return run_P(s, n, i);
-        return whitespace_end(s, n, i, true, false);
-    }
-
-    // '(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+\\p{L}++|\\p{N}{1,3}+
-    // | ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*+|\\s++$|\\s*[\\r\\n]|\\s+(?!\\S)|\\s
-    // and llama3, the same without possessives (which change nothing here) and with its
-    // whitespace alternatives in the other order: \\s*[\\r\\n]+|\\s+(?!\\S)|\\s+
-    template <class C>
-    static inline size_t cl100k_end(const C* s, size_t n, size_t i, bool end_first) {
-        uint32_t c = s[i];
-        if (c == '\\'') {
-            size_t k = contraction_len(s, n, i, true);
-            if (k) return i + k;
-        }
-        if (is_L(c)) return run_of(s, n, i, F_L);                       // \\p{L}++
-        if (is_Q(c) && i + 1 < n && is_L(s[i + 1]))                      // [^\\r\\n\\p{L}\\p{N}]\\p{L}++
-            return run_of(s, n, i + 1, F_L);
-        if (is_N(c)) return digits_1_to_3(s, n, i);                      // \\p{N}{1,3}
-        if (c == ' ' && i + 1 < n && is_P(s[i + 1]))                     //  ?[^\\s\\p{L}\\p{N}]++[\\r\\n]*
-            return run_crlf(s, n, run_P(s, n, i + 1));
-        if (is_P(c)) return run_crlf(s, n, run_P(s, n, i));
-        return whitespace_end(s, n, i, end_first, true);
-    }
-
-    // o200k's letter alternatives, from `start` (after the optional prefix):
-    //   upper_first: [U]*[W]+(contraction)?   (greedy [U]*, backtracking to leave one W)
-    //   otherwise:   [U]+[W]*(contraction)?
-    // Returns the end, or 0 when the alternative does not match here.
-    template <class C>
-    static inline size_t o200k_word_end(const C* s, size_t n, size_t start, bool upper_first) {
-        size_t upper_end = run_of(s, n, start, F_U);
-        size_t lower_start;
-        if (upper_first) {
-            // the longest [U]* whose next character is W: [U]* gives back U-and-W characters
-            lower_start = upper_end;
-            if (!(lower_start < n && (fl(s[lower_start]) & F_W))) {
-                while (lower_start > start && !(fl(s[lower_start - 1]) & F_W)) --lower_start;
-                if (lower_start == start) return 0;
-                --lower_start;
-            }
-        } else {
-            if (upper_end == start) return 0;
-            lower_start = upper_end;
-        }
-        size_t end = run_of(s, n, lower_start, F_W);
-        return end + contraction_len(s, n, end, true);
-    }
-
-    // [^\\r\\n\\p{L}\\p{N}]?[U]*[W]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?
-    // |[^\\r\\n\\p{L}\\p{N}]?[U]+[W]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?
-    // |\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n/]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+
-    template <class C> static inline size_t o200k_end(const C* s, size_t n, size_t i) {
-        uint32_t c = s[i];
-        bool prefix = is_Q(c) && i + 1 < n;
-        for (int upper_first = 1; upper_first >= 0; --upper_first) {
-            // the optional prefix is greedy: with it first, then without (marks are both)
-            size_t end = prefix ? o200k_word_end(s, n, i + 1, upper_first) : 0;
-            if (!end) end = o200k_word_end(s, n, i, upper_first);
-            if (end) return end;
-        }
-        if (is_N(c)) return digits_1_to_3(s, n, i);
-        size_t end = 0;
-        if (c == ' ' && i + 1 < n && is_P(s[i + 1])) end = run_P(s, n, i + 1);
-        else if (is_P(c)) end = run_P(s, n, i);
-        if (end) {
-            while (end < n && (is_crlf(s[end]) || s[end] == '/')) ++end;   // [\\r\\n/]*
-            return end;
-        }
-        return whitespace_end(s, n, i, false, true);
-    }
-
-    // Where the piece that starts at i ends; i itself when nothing matches there (the `regex`
-    // module then tries the next position).
-    template <class C>
-    static inline size_t piece_end(int pattern, const C* s, size_t n, size_t i) {
-        switch (pattern) {
-            case P_GPT2: return gpt2_end(s, n, i);
-            case P_CL100K: return cl100k_end(s, n, i, true);
-            case P_O200K: return o200k_end(s, n, i);
-            case P_LLAMA3: return cl100k_end(s, n, i, false);
-            default: return n;
-        }
-    }
-
-    // Iterates the pieces of one text: while (scanner.next(start, end)) ...
-    template <class C> struct Scanner {
-        const C* s;
-        size_t n;
-        int pattern;
-        size_t pos = 0;
-        Scanner(const C* text, size_t length, int pattern_id) : s(text), n(length), pattern(pattern_id) {}
-        inline bool next(size_t& start, size_t& end) {
-            while (pos < n) {
-                size_t stop = piece_end(pattern, s, n, pos);
-                if (stop > pos) { start = pos; end = stop; pos = stop; return true; }
-                ++pos;
-            }
-            return false;
-        }
-    };
-
-    // All piece boundaries of a text given as Python's 1/2/4-byte code point array.
-    static void scan_bounds(int pattern, int kind, const void* data, size_t n,
-                            std::vector<size_t>& bounds) {
-        size_t start, end;
-        if (kind == 1) {
-            Scanner<uint8_t> sc((const uint8_t*)data, n, pattern);
-            while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-        } else if (kind == 2) {
-            Scanner<uint16_t> sc((const uint16_t*)data, n, pattern);
-            while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-        } else {
-            Scanner<uint32_t> sc((const uint32_t*)data, n, pattern);
-            while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-        }
-    }
-
-    }  // namespace bp
-    """
+cdef extern from "engine/scanner.hpp":
     int P_NONE "bp::P_NONE"
     uint8_t F_L "bp::F_L"
     uint8_t F_N "bp::F_N"
@@ -260,9 +15,9 @@ cdef extern from *:
     uint8_t F_U "bp::F_U"
     uint8_t F_W "bp::F_W"
     void _set_flags "bp::set_flags"(size_t start, size_t end, uint8_t bit)
-    void _add_fold "bp::add_fold"(uint32_t cp, char letter)
+    void _add_fold "bp::add_fold"(uint32_t cp, char letter) except +
     void _scan_bounds "bp::scan_bounds"(int pattern, int kind, const void* data, size_t n,
-                                        vector[size_t]& bounds) nogil
+                                        vector[size_t]& bounds) except + nogil
 
 
 # Pattern name -> the scanner's id for it (bp::Pattern).
@@ -346,7 +101,9 @@ cdef list _pieces(str text, int pattern_id):
 
 
 def split(text, pattern):
-    """The scanner's pieces of ``text`` for a named pattern; must equal ``patterns.split``.
+    """The scanner's pieces of ``text`` for a named pattern.
+
+    Python twin: ``bytepair.patterns.split``.
 
     Example:
         >>> split("Hello world!!", "gpt2")

@@ -37,20 +37,12 @@ from cython.operator cimport dereference as _train_deref
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libcpp.algorithm cimport is_sorted as _train_is_sorted, sort as _train_sort
 from libcpp.pair cimport pair as _train_pair
-from libcpp.queue cimport priority_queue
 from libcpp.string cimport string
 from libcpp.unordered_map cimport unordered_map
 from libcpp.vector cimport vector
 
-cdef extern from *:
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    #define BP_TRAIN_PREFETCH(address) __builtin_prefetch(address)
-    #else
-    #define BP_TRAIN_PREFETCH(address) ((void)0)
-    #endif
-    """
-    void _train_prefetch "BP_TRAIN_PREFETCH"(const void* address) noexcept nogil
+cdef extern from "engine/compat.hpp":
+    void _train_prefetch "BP_PREFETCH"(const void* address) noexcept nogil
 
 # Heap entries are (count, packed) with packed = (_TRAIN_MAX_POSITION - earliest) << 32 | pair,
 # so a max-heap on the tuple puts the higher count first, then the earlier position.
@@ -61,6 +53,16 @@ cdef size_t _TRAIN_PREFETCH_DISTANCE = 16
 cdef int64_t _TRAIN_PAIR_MASK = 0xFFFFFFFF
 cdef uint64_t _TRAIN_NO_PAIR = 0xFFFFFFFFFFFFFFFF  # an empty hash slot; real keys are < 2**63
 ctypedef _train_pair[int64_t, int64_t] _TrainHeapEntry
+
+
+# libcpp's priority_queue, with push declared as raising: an allocation failure becomes
+# MemoryError instead of escaping the nogil code.
+cdef extern from "<queue>" nogil:
+    cdef cppclass _TrainQueue "std::priority_queue<std::pair<int64_t, int64_t> >":
+        bint empty()
+        _TrainHeapEntry& top()
+        void pop()
+        void push(_TrainHeapEntry&) except +
 
 
 cdef struct _TrainSymbol:
@@ -89,7 +91,7 @@ cdef class _MergeTrainer:
     cdef vector[vector[int32_t]] _pair_positions
     cdef vector[char] _pair_touched
     cdef vector[int32_t] _touched
-    cdef priority_queue[_TrainHeapEntry] _heap
+    cdef _TrainQueue _heap
     # Token values, by id, and the id of each value.
     cdef vector[string] _token_bytes
     cdef unordered_map[string, int32_t] _token_id
@@ -196,7 +198,7 @@ cdef class _MergeTrainer:
     cdef int32_t _add_value(self, string value_bytes) except -1 nogil:
         cdef int32_t token_id = self._token_bytes.size()
         self._token_bytes.push_back(value_bytes)
-        self._token_id[value_bytes] = token_id
+        self._token_id.insert(_train_pair[string, int32_t](value_bytes, token_id))
         return token_id
 
     cdef int _count_initial_pairs(self) except -1 nogil:
@@ -243,8 +245,11 @@ cdef class _MergeTrainer:
     cdef int _grow_pair_slots(self, size_t capacity) except -1 nogil:
         cdef size_t pair_id
         cdef uint64_t key
-        self._slot_key.assign(capacity, _TRAIN_NO_PAIR)
-        self._slot_pair.assign(capacity, -1)
+        # clear + resize rather than assign: Cython declares only resize as raising (MemoryError)
+        self._slot_key.clear()
+        self._slot_key.resize(capacity, _TRAIN_NO_PAIR)
+        self._slot_pair.clear()
+        self._slot_pair.resize(capacity, -1)
         for pair_id in range(self._pair_left.size()):
             key = (<uint64_t>self._pair_left[pair_id] << 32) | <uint64_t>self._pair_right[pair_id]
             slot = self._pair_slot(key)
@@ -272,9 +277,10 @@ cdef class _MergeTrainer:
         self._touched.clear()
         return 0
 
-    cdef inline void _push(self, int32_t pair_id) noexcept nogil:
+    cdef inline int _push(self, int32_t pair_id) except -1 nogil:
         cdef int64_t packed = ((_TRAIN_MAX_POSITION - self._pair_earliest[pair_id]) << 32) | pair_id
         self._heap.push(_TrainHeapEntry(self._pair_count[pair_id], packed))
+        return 0
 
     cdef int32_t _true_earliest(self, int32_t pair_id) noexcept nogil:
         """The pair's earliest live position; drops dead positions from its list."""
@@ -297,7 +303,7 @@ cdef class _MergeTrainer:
         self._pair_earliest[pair_id] = earliest
         return earliest
 
-    cdef int32_t _pop_best(self) noexcept nogil:
+    cdef int32_t _pop_best(self) except -2 nogil:
         """The pair with the highest count, earliest first on ties; -1 when none is left."""
         cdef int32_t pair_id, earliest
         cdef int64_t count, entry_earliest
@@ -419,6 +425,8 @@ cdef class _MergeTrainer:
 def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequency,
                  progress=None):
     """Learn BPE merges over weighted unique chunks, exactly as ``reference.train_bpe``.
+
+    Python twin: ``reference.train_bpe``.
 
     ``chunks`` are the unique pieces in order of first appearance and ``counts`` how often each
     occurs. Returns one tuple per merge: ``(left_id, right_id, merged_id, frequency,

@@ -308,7 +308,7 @@ class Tokenizer:
             check_disallowed(text, disallowed)
         if allowed or self._regex_pattern is not None:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-        threads = num_threads or os.cpu_count() or 1
+        threads = (os.cpu_count() or 1) if num_threads is None else num_threads
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
     def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:

@@ -1,0 +1,87 @@
+// Hashing of pieces and pair keys, and the packed form of short keys.
+//
+// A piece is keyed by its UTF-8, so that a piece hits whichever str width (1, 2 or 4 bytes
+// per code point) it came from. Keys of up to SHORT_KEY bytes, nearly every piece of real
+// text, are packed into three zero-padded words (`ShortKey`) that a table slot holds inline:
+// one lookup reads one slot. perf on WikiText-2 valid showed the older layout (slot -> key
+// array -> id array) waiting on memory for half of encoding time. Longer keys are hashed
+// word by word (`hash_bytes`).
+//
+// The mixers are the finalizer of MurmurHash3 (`mix64`) and multiply-xorshift rounds; they
+// only need to spread keys over power-of-two open-addressing tables, not resist attacks
+// (a table degrades to slower probing, never to a wrong answer).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace bp {
+
+// UTF-8 bytes up to which a key is packed into a slot. 24 = three words: with the length and
+// an id that makes a 32-byte slot, two per cache line. Covers nearly every piece of prose
+// (English words are under 24 bytes); longer pieces take the PieceMap path. Not tuned further.
+static const size_t SHORT_KEY = 24;
+
+inline uint64_t mix64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    return x ^ (x >> 33);
+}
+
+// Keys of at least 8 bytes (the engine passes only those longer than SHORT_KEY): whole words,
+// then the last 8 bytes, which may overlap the words already read (copying the tail byte by
+// byte into a word stalled the load that read it back: 15% of encoding time in perf).
+// Never 0: 0 marks an empty slot.
+inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ (n * 0xC2B2AE3D27D4EB4FULL), word;
+    for (size_t k = 0; k + 8 <= n; k += 8) {
+        std::memcpy(&word, p + k, 8);
+        h = (h ^ word) * 0x9FB21C651E98DF25ULL;
+        h ^= h >> 29;
+    }
+    std::memcpy(&word, p + n - 8, 8);
+    h = mix64(h ^ word);
+    return h ? h : 1;
+}
+
+// A key of at most SHORT_KEY bytes packed into three zero-padded words, in byte order in
+// memory (so `bytes()` reads it back), compared and hashed as words.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BP_BYTE_SHIFT(k) (56 - 8 * (k))
+#else
+#define BP_BYTE_SHIFT(k) (8 * (k))
+#endif
+struct ShortKey {
+    uint64_t w[3];
+    uint32_t len;
+    const uint8_t* bytes() const { return reinterpret_cast<const uint8_t*>(w); }
+    inline uint64_t hash() const {
+        return mix64((w[0] * 0x9E3779B97F4A7C15ULL) ^ (w[1] * 0xC2B2AE3D27D4EB4FULL) ^
+                     (w[2] * 0x165667B19E3779F9ULL) ^ len);
+    }
+};
+
+// Code units -> key, when every one is ASCII (then they are the UTF-8 bytes) and they fit.
+template <class C> inline bool pack_ascii(const C* p, size_t len, ShortKey& key) {
+    if (len > SHORT_KEY) return false;
+    key.w[0] = key.w[1] = key.w[2] = 0;
+    for (size_t k = 0; k < len; ++k) {
+        uint32_t c = p[k];
+        if (c >= 0x80) return false;
+        key.w[k >> 3] |= uint64_t(c) << BP_BYTE_SHIFT(k & 7);
+    }
+    key.len = uint32_t(len);
+    return true;
+}
+
+// Bytes -> key; len <= SHORT_KEY.
+inline void pack_bytes(const uint8_t* p, size_t len, ShortKey& key) {
+    key.w[0] = key.w[1] = key.w[2] = 0;
+    for (size_t k = 0; k < len; ++k) key.w[k >> 3] |= uint64_t(p[k]) << BP_BYTE_SHIFT(k & 7);
+    key.len = uint32_t(len);
+}
+
+}  // namespace bp

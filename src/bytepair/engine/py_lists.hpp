@@ -1,0 +1,65 @@
+// Id vectors -> Python lists of ints, sharing one int object per id.
+//
+// Python twin: none (it is `list(ids)`); this is where the engine meets CPython objects, and
+// the only engine file that includes Python.h.
+//
+// Why: a batch's ids are most of its result; allocating an int per id, or adding a reference
+// per id under the GIL, was a quarter of a warm batch and kept two threads under 1.7x. So the
+// lists share `table[id]` (one int object per id, made once per Encoder), their item arrays
+// are filled on the worker threads without the GIL (`fill_lists`), and the references they
+// gain are counted per thread and added once per object, holding the GIL (`add_references`).
+// The lists must be untracked by the GC until then (see _batch_lists in _engine.pyx).
+#pragma once
+
+#include <Python.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "threads.hpp"
+
+namespace bp {
+
+// ids -> a new list (nullptr and a Python error if it cannot be made); holds the GIL.
+inline PyObject* ids_to_list(const std::vector<uint32_t>& ids, PyObject* table) {
+    PyObject* out = PyList_New(Py_ssize_t(ids.size()));
+    if (!out) return nullptr;
+    for (size_t k = 0; k < ids.size(); ++k) {
+        PyObject* item = PyList_GET_ITEM(table, ids[k]);
+        Py_INCREF(item);
+        PyList_SET_ITEM(out, Py_ssize_t(k), item);
+    }
+    return out;
+}
+
+// The part without the GIL: each list's item array gets the shared int objects of its ids,
+// and `uses[thread][id]` counts the references they gain. Allocates only before the threads
+// start (std::bad_alloc then reaches the caller).
+inline void fill_lists(const std::vector<std::vector<uint32_t>>& outs, PyObject* const* table,
+                       size_t table_size, const std::vector<PyObject**>& items, int threads,
+                       std::vector<std::vector<uint32_t>>& uses) {
+    uses.assign(size_t(threads), std::vector<uint32_t>(table_size, 0));
+    std::atomic<size_t> next_list{0};
+    on_threads(threads, [&](int t) {
+        std::vector<uint32_t>& count = uses[size_t(t)];
+        for (size_t k; (k = next_list.fetch_add(1)) < outs.size();) {
+            const std::vector<uint32_t>& ids = outs[k];
+            PyObject** out = items[k];
+            for (size_t i = 0; i < ids.size(); ++i) {
+                out[i] = table[ids[i]];
+                ++count[ids[i]];
+            }
+        }
+    });
+}
+
+// Adds the references counted by fill_lists; holds the GIL.
+inline void add_references(PyObject* const* table, const std::vector<std::vector<uint32_t>>& uses) {
+    for (const std::vector<uint32_t>& count : uses)
+        for (size_t id = 0; id < count.size(); ++id)
+            if (count[id]) Py_SET_REFCNT(table[id], Py_REFCNT(table[id]) + count[id]);
+}
+
+}  // namespace bp

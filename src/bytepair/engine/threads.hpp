@@ -1,0 +1,55 @@
+// Running one job on several threads, safely: the one thread pool helper of the engine.
+//
+// Used by batch encoding, by building a batch's Python lists and by counting pieces. Each of
+// them hands out work through a shared counter, so any number of threads (one included)
+// finishes the whole job; that is what lets `on_threads` degrade instead of failing:
+// - The OS may refuse a thread (a container's pids limit, RLIMIT_NPROC, address space for the
+//   stack): std::thread then throws std::system_error. The threads already started, and the
+//   calling thread, do the work; the process is never aborted.
+// - An exception in a worker (std::bad_alloc above all) must not reach the end of the thread,
+//   where it would call std::terminate: the first one is kept and rethrown on the calling
+//   thread after every worker has joined, so Cython's `except +` turns it into MemoryError.
+// Plain std::threads per call rather than a persistent pool: a thread costs about as much to
+// start as encoding 10K characters (the Python side starts no more than the text is worth),
+// and a pool of parked threads would be one more thing to make safe across fork().
+#pragma once
+
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace bp {
+
+// work(t) for t = 1 .. threads - 1 on new threads and work(0) on this one; returns when all
+// have ended, with the number of threads that ran (fewer than asked if the OS refused some).
+// Rethrows the first exception any of them threw.
+template <class Work> int on_threads(int threads, Work&& work) {
+    std::mutex mutex;
+    std::exception_ptr error;
+    auto guarded = [&](int t) {
+        try {
+            work(t);
+        } catch (...) {
+            std::lock_guard<std::mutex> guard(mutex);
+            if (!error) error = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    int started = 1;
+    try {
+        pool.reserve(size_t(threads > 1 ? threads - 1 : 0));
+        for (int t = 1; t < threads; ++t) {
+            pool.emplace_back(guarded, t);
+            ++started;
+        }
+    } catch (...) {
+        // std::system_error (no thread for us) or std::bad_alloc: run with those we have
+    }
+    guarded(0);
+    for (std::thread& thread : pool) thread.join();
+    if (error) std::rethrow_exception(error);
+    return started;
+}
+
+}  // namespace bp

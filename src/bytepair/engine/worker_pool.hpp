@@ -1,0 +1,219 @@
+// Workers (one thread's scratch buffers and piece cache) and the pool that lends them out.
+//
+// Each encoding call borrows a worker per thread and gives it back, so that a worker's cache
+// stays warm from call to call: most pieces of real text repeat, and a cached piece costs one
+// hash and one probe of a table small enough to stay in the CPU's cache.
+//
+// Bounded memory. A burst of many threads leaves as many idle workers, each with a cache of
+// up to ~12 MB (CACHE_LIMIT entries in both maps) and scratch buffers as large as the longest
+// piece it merged; kept as they were, 64 idle workers held about 1 GB. So a returned worker
+// first gives back scratch buffers beyond SCRATCH_KEEP elements, and it is kept only while the
+// idle workers of every pool together (`idle_cache_bytes`) stay under the budget; otherwise it
+// is freed. The budget bounds the total, not each worker.
+//
+// Fork safety. A fork() while another thread holds a pool's mutex would leave it locked
+// forever in the child (its owner does not exist there), so the child's first encode would
+// hang. pthread_atfork handlers take every pool's mutex before fork() (they are held only for
+// a push or pop, never while encoding), so that each pool is consistent when copied, and give
+// them back in the parent and, freshly initialized, in the child. Workers borrowed by the
+// parent's other threads are simply absent from the child.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <new>
+#include <vector>
+
+#if defined(__unix__) || defined(__APPLE__)
+#include <pthread.h>
+#define BP_HAVE_ATFORK 1
+#endif
+
+#include "merge.hpp"
+#include "piece_maps.hpp"
+
+namespace bp {
+
+// Entries after which a cache is emptied (in each of a worker's two maps). 65,536 keeps the
+// distinct pieces of WikiText-2 valid's text (about 30K) without a clear, and a full cache
+// (~12 MB with both maps) far from the budget below. Untuned beyond that.
+static const size_t CACHE_LIMIT = size_t(1) << 16;
+// Pieces of more UTF-8 bytes than this are not cached (few repeat). Untuned.
+static const size_t CACHE_MAX_BYTES = 64;
+// Idle workers a pool keeps at most (besides the byte budget). Untuned.
+static const size_t MAX_IDLE_WORKERS = 64;
+// Scratch elements a returned worker keeps per buffer: a piece of up to 65,536 symbols (256 KB
+// per buffer) is merged again without allocating; a huge piece's buffers are given back. Untuned.
+static const size_t SCRATCH_KEEP = size_t(1) << 16;
+// Bytes that idle workers of all pools may hold together, by default: 256 MB keeps about 20
+// full caches warm, more than the cores of the machines bench/run.py has run on, where
+// unbounded idle workers reached about 1 GB after a burst of 64 threads. Untuned otherwise;
+// set_idle_cache_budget changes it.
+static const size_t IDLE_CACHE_BUDGET = size_t(256) << 20;
+
+// A piece's UTF-8; the buffer only grows (a vector resized down and up again zero-fills).
+struct Utf8Buffer {
+    std::vector<uint8_t> bytes;
+    size_t length = 0;
+    const uint8_t* data() const { return bytes.data(); }
+    size_t size() const { return length; }
+};
+
+// One thread's scratch space and piece cache.
+struct Worker {
+    ShortMap cache;                 // pieces of up to SHORT_KEY bytes
+    PieceMap long_cache;            // longer ones, up to CACHE_MAX_BYTES
+    Utf8Buffer utf8;
+    MergeScratch scratch;
+    std::vector<uint32_t> unknown;  // code points with no base id, in this call
+    size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
+
+    size_t bytes() const {
+        return sizeof(Worker) + cache.bytes() + long_cache.bytes() + utf8.bytes.capacity() +
+               scratch.bytes() + unknown.capacity() * sizeof(uint32_t);
+    }
+    void trim() noexcept {
+        scratch.trim(SCRATCH_KEEP);
+        if (utf8.bytes.capacity() > 4 * SCRATCH_KEEP) {
+            std::vector<uint8_t>().swap(utf8.bytes);
+            utf8.length = 0;
+        }
+        if (unknown.capacity() > SCRATCH_KEEP) std::vector<uint32_t>().swap(unknown);
+        unknown.clear();
+    }
+};
+
+inline std::atomic<size_t> idle_cache_bytes{0};
+inline std::atomic<size_t> idle_cache_budget{IDLE_CACHE_BUDGET};
+
+class WorkerPool;
+
+// Every live pool, for the fork handlers.
+struct PoolRegistry {
+    std::mutex mutex;
+    std::vector<WorkerPool*> pools;
+};
+inline PoolRegistry& pool_registry() {
+    static PoolRegistry* registry = new PoolRegistry();  // never destroyed: outlives every pool
+    return *registry;
+}
+inline void install_fork_handlers();
+
+class WorkerPool {
+  public:
+    WorkerPool() {
+        install_fork_handlers();
+        idle_.reserve(MAX_IDLE_WORKERS);  // so that release() never allocates
+        PoolRegistry& registry = pool_registry();
+        std::lock_guard<std::mutex> guard(registry.mutex);
+        registry.pools.push_back(this);
+    }
+    ~WorkerPool() {
+        {
+            PoolRegistry& registry = pool_registry();
+            std::lock_guard<std::mutex> guard(registry.mutex);
+            for (size_t k = 0; k < registry.pools.size(); ++k)
+                if (registry.pools[k] == this) {
+                    registry.pools[k] = registry.pools.back();
+                    registry.pools.pop_back();
+                    break;
+                }
+        }
+        for (Worker* w : idle_) {
+            idle_cache_bytes -= w->accounted;
+            delete w;
+        }
+    }
+    WorkerPool(const WorkerPool&) = delete;
+    WorkerPool& operator=(const WorkerPool&) = delete;
+
+    // An idle worker, or a new one (may throw std::bad_alloc).
+    Worker* acquire() {
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (!idle_.empty()) {
+                Worker* w = idle_.back();
+                idle_.pop_back();
+                idle_cache_bytes -= w->accounted;
+                w->accounted = 0;
+                return w;
+            }
+        }
+        return new Worker();
+    }
+
+    // Takes a worker back: kept idle within the budget, freed otherwise. Never throws.
+    void release(Worker* w) noexcept {
+        w->trim();
+        size_t bytes = w->bytes();
+        {
+            std::lock_guard<std::mutex> guard(mutex_);
+            if (idle_.size() < idle_.capacity() &&
+                idle_cache_bytes.load() + bytes <= idle_cache_budget.load()) {
+                w->accounted = bytes;
+                idle_cache_bytes += bytes;
+                idle_.push_back(w);  // within capacity: no allocation
+                return;
+            }
+        }
+        delete w;
+    }
+
+    // The pool's lock, for the fork handlers and the native tests (which hold it across fork).
+    std::mutex& mutex() { return mutex_; }
+
+    size_t idle_workers() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return idle_.size();
+    }
+
+    // fork() handlers (see the note at the top): all pools' mutexes, registry first.
+    static void before_fork() {
+        PoolRegistry& registry = pool_registry();
+        registry.mutex.lock();
+        for (WorkerPool* pool : registry.pools) pool->mutex_.lock();
+    }
+    static void after_fork_in_parent() {
+        PoolRegistry& registry = pool_registry();
+        for (WorkerPool* pool : registry.pools) pool->mutex_.unlock();
+        registry.mutex.unlock();
+    }
+    static void after_fork_in_child() {
+        // the child's only thread did not lock these in its own name: make them new
+        PoolRegistry& registry = pool_registry();
+        for (WorkerPool* pool : registry.pools) new (&pool->mutex_) std::mutex();
+        new (&registry.mutex) std::mutex();
+    }
+
+  private:
+    std::mutex mutex_;
+    std::vector<Worker*> idle_;
+};
+
+inline void install_fork_handlers() {
+#ifdef BP_HAVE_ATFORK
+    static std::once_flag once;
+    std::call_once(once, [] {
+        pthread_atfork(WorkerPool::before_fork, WorkerPool::after_fork_in_parent,
+                       WorkerPool::after_fork_in_child);
+    });
+#endif
+}
+
+// Sets the byte budget of idle workers (all pools together); returns the previous one.
+// Idle workers already over a lowered budget are freed as they are next borrowed and returned.
+inline size_t set_idle_cache_budget(size_t bytes) { return idle_cache_budget.exchange(bytes); }
+
+// Holds a worker for the length of a call and gives it back (also on exceptions).
+struct Borrowed {
+    WorkerPool& pool;
+    Worker* w;
+    explicit Borrowed(WorkerPool& p) : pool(p), w(p.acquire()) {}
+    ~Borrowed() { pool.release(w); }
+    Borrowed(const Borrowed&) = delete;
+    Borrowed& operator=(const Borrowed&) = delete;
+};
+
+}  // namespace bp

@@ -1,0 +1,329 @@
+// Native tests of the engine's structures, beside the loops (as tiktoken and HF keep Rust unit
+// tests): the pair table with duplicate ranks, map growth, the rank-bucket walk stepping back
+// to a lower rank, hashing of 8-25-byte keys, the thread helper's fallbacks, the worker pool's
+// budget and its fork handlers.
+//
+// Plain asserts, no framework: tests/test_native.py builds this file with the engine's flags
+// and runs it; exit 0 means every check held. By hand:
+//   c++ -std=c++17 -O1 -Wall -Wextra -I src/bytepair/engine tests/native/test_engine.cpp -o t && ./t
+#undef NDEBUG
+#include <algorithm>
+#include <cassert>
+#include <cstdint>
+#include <cstdio>
+#include <random>
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+#include <chrono>
+#include <thread>
+#if defined(__unix__) || defined(__APPLE__)
+#include <csignal>
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#include "counting.hpp"
+#include "encoder.hpp"
+#include "hashing.hpp"
+#include "merge.hpp"
+#include "pair_table.hpp"
+#include "piece_maps.hpp"
+#include "threads.hpp"
+#include "worker_pool.hpp"
+
+using namespace bp;
+typedef std::vector<uint32_t> Ids;
+
+struct Rule {  // a merge list as (left, right, rank, merged), for the table and the oracle
+    uint32_t left, right, rank, merged;
+};
+
+static PairTable table_of(const std::vector<Rule>& rules) {
+    PairTable table;
+    for (const Rule& r : rules) table.add(r.left, r.right, r.rank, r.merged);
+    table.build();
+    return table;
+}
+
+// The oracles, straight from the definitions. Rank rule (tiktoken, HF): the pair of lowest
+// (rank, position) first, until none has a rank. Replay rule: each rule in rank order over the
+// whole piece, left to right (reference.encode_piece). O(n^2 * rules).
+static Ids merge_naive(const std::vector<Rule>& rules, bool monotonic, Ids ids) {
+    if (monotonic) {
+        std::vector<Rule> ordered = rules;
+        std::sort(ordered.begin(), ordered.end(), [](const Rule& a, const Rule& b) { return a.rank < b.rank; });
+        for (const Rule& r : ordered) {
+            Ids out;
+            for (size_t i = 0; i < ids.size(); ++i) {
+                if (i + 1 < ids.size() && ids[i] == r.left && ids[i + 1] == r.right) {
+                    out.push_back(r.merged);
+                    ++i;
+                } else {
+                    out.push_back(ids[i]);
+                }
+            }
+            ids.swap(out);
+        }
+        return ids;
+    }
+    for (;;) {
+        uint32_t best_rank = NO_RANK, merged = 0;
+        size_t best = 0;
+        for (size_t i = 0; i + 1 < ids.size(); ++i)
+            for (const Rule& r : rules)
+                if (r.left == ids[i] && r.right == ids[i + 1] && r.rank < best_rank) {
+                    best_rank = r.rank;
+                    best = i;
+                    merged = r.merged;
+                }
+        if (best_rank == NO_RANK) return ids;
+        ids[best] = merged;
+        ids.erase(ids.begin() + long(best) + 1);
+    }
+}
+
+static Ids run(void (*merge)(const PairTable&, bool, MergeScratch&), const PairTable& table,
+               bool monotonic, const Ids& ids) {
+    MergeScratch scratch;
+    scratch.symbols = ids;
+    merge(table, monotonic, scratch);
+    return scratch.symbols;
+}
+
+static void test_pair_table_duplicate_ranks() {
+    // (1, 2) learned at ranks 5 and 9 (a replayed list that rebuilds a part), (3, 4) once
+    PairTable table = table_of({{1, 2, 9, 10}, {3, 4, 2, 11}, {1, 2, 5, 10}, {1, 2, 7, 10}});
+    uint32_t merged = 0;
+    assert(table.rank_at_least(1, 2, 0, &merged) == 5 && merged == 10);
+    assert(table.rank_at_least(1, 2, 5, &merged) == 5);
+    assert(table.rank_at_least(1, 2, 6, &merged) == 7 && merged == 10);
+    assert(table.rank_at_least(1, 2, 8, &merged) == 9);
+    assert(table.rank_at_least(1, 2, 10, &merged) == NO_RANK);
+    assert(table.rank_at_least(3, 4, 0, &merged) == 2 && merged == 11);
+    assert(table.rank_at_least(3, 4, 3, &merged) == NO_RANK);
+    assert(table.rank_at_least(2, 1, 0, &merged) == NO_RANK);  // order matters
+    assert(table.rank_at_least(7, 7, 0, &merged) == NO_RANK);
+    assert(table.merged_of(1, 2) == 10 && table.merged_of(3, 4) == 11);
+    assert(table.max_rank() == 9);
+    PairTable empty = table_of({});
+    assert(empty.rank_at_least(1, 2, 0, &merged) == NO_RANK);
+}
+
+static void test_map_growth() {
+    ShortMap shorts;
+    PieceMap longs;
+    const size_t n = 20000;  // far past both maps' first sizes
+    std::vector<std::vector<uint8_t>> keys;
+    for (size_t k = 0; k < n; ++k) {
+        std::vector<uint8_t> key;
+        size_t len = 1 + k % 40;  // short and long keys
+        for (size_t i = 0; i < len; ++i) key.push_back(uint8_t('a' + (k * 31 + i * 7 + k / 26) % 26));
+        key.push_back(uint8_t(k & 0xFF));
+        key.push_back(uint8_t(k >> 8));
+        keys.push_back(key);
+    }
+    for (size_t k = 0; k < n; ++k) {
+        const std::vector<uint8_t>& key = keys[k];
+        uint32_t ids[3] = {uint32_t(k), uint32_t(k + 1), uint32_t(k + 2)};
+        size_t count = 1 + k % 3, found_count;
+        if (key.size() <= SHORT_KEY) {
+            ShortKey packed;
+            pack_bytes(key.data(), key.size(), packed);
+            assert(!shorts.find(packed, packed.hash(), &found_count));
+            shorts.insert(packed, packed.hash(), ids, count);
+        } else {
+            uint64_t h = hash_bytes(key.data(), key.size());
+            assert(!longs.find(key.data(), key.size(), h, &found_count));
+            longs.insert(key.data(), key.size(), h, ids, count);
+        }
+    }
+    assert(shorts.slots() > SHORT_MAP_INITIAL_SLOTS && longs.slots() > PIECE_MAP_INITIAL_SLOTS);
+    assert(2 * shorts.entries() <= shorts.slots() && 2 * longs.entries() <= longs.slots());
+    assert(shorts.entries() + longs.entries() == n);
+    for (size_t k = 0; k < n; ++k) {  // every key, after every growth, still maps to its ids
+        const std::vector<uint8_t>& key = keys[k];
+        size_t count = 0;
+        const uint32_t* ids;
+        if (key.size() <= SHORT_KEY) {
+            ShortKey packed;
+            pack_bytes(key.data(), key.size(), packed);
+            ids = shorts.find(packed, packed.hash(), &count);
+        } else {
+            ids = longs.find(key.data(), key.size(), hash_bytes(key.data(), key.size()), &count);
+        }
+        assert(ids && count == 1 + k % 3);
+        for (size_t i = 0; i < count; ++i) assert(ids[i] == k + i);
+    }
+    shorts.clear();
+    longs.clear();
+    size_t count;
+    ShortKey packed;
+    pack_bytes(keys[0].data(), keys[0].size(), packed);
+    assert(shorts.entries() == 0 && !shorts.find(packed, packed.hash(), &count));
+}
+
+static void test_bucket_walk_steps_back() {
+    // 0 1 0 1 -> 2 2 (rank 1 twice) -> 3 (rank 0, lower than the bucket being walked): the
+    // walk must go back down to rank 0. A walk that only moved up would stop at 2 2.
+    std::vector<Rule> rules = {{2, 2, 0, 3}, {0, 1, 1, 2}};
+    PairTable table = table_of(rules);
+    Ids piece = {0, 1, 0, 1};
+    assert(run(merge_long_buckets, table, false, piece) == Ids({3}));
+    assert(run(merge_long_heap, table, false, piece) == Ids({3}));
+    assert(merge_naive(rules, false, piece) == Ids({3}));
+    // replay never applies a lower rank after a higher one: 2 2 stays
+    assert(run(merge_long_buckets, table, true, piece) == Ids({2, 2}));
+    assert(merge_naive(rules, true, piece) == Ids({2, 2}));
+    // and resumes the bucket it left: 0 1 0 1 0 1 -> 3 2 (then 3 2 has no rule)
+    Ids longer = {0, 1, 0, 1, 0, 1};
+    assert(run(merge_long_buckets, table, false, longer) == merge_naive(rules, false, longer));
+
+    // Random rules and pieces over a small alphabet, both rules: every strategy equals the
+    // oracle (merge_short only up to SHORT_PIECE symbols).
+    std::mt19937 random(12345);
+    for (int trial = 0; trial < 400; ++trial) {
+        std::vector<Rule> rs;
+        std::set<std::pair<uint32_t, uint32_t>> seen;
+        uint32_t next_id = 4, rules_wanted = 1 + random() % 12;
+        std::vector<uint32_t> ranks(rules_wanted);  // shuffled, so that merges make lower-ranked pairs
+        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
+        std::shuffle(ranks.begin(), ranks.end(), random);
+        for (uint32_t k = 0; k < rules_wanted; ++k) {
+            uint32_t left = random() % next_id, right = random() % next_id;
+            bool again = seen.count({left, right}) > 0;  // a pair learned twice: same merged id
+            uint32_t merged = next_id;
+            if (again)
+                for (const Rule& r : rs)
+                    if (r.left == left && r.right == right) merged = r.merged;
+            if (!again) ++next_id;
+            seen.insert({left, right});
+            rs.push_back({left, right, ranks[k], merged});
+        }
+        PairTable table = table_of(rs);
+        Ids piece(1 + random() % 90);
+        for (uint32_t& id : piece) id = random() % 4;
+        for (bool monotonic : {false, true}) {
+            Ids expected = merge_naive(rs, monotonic, piece);
+            assert(run(merge_long_buckets, table, monotonic, piece) == expected);
+            assert(run(merge_long_heap, table, monotonic, piece) == expected);
+            if (piece.size() <= SHORT_PIECE) assert(run(merge_short, table, monotonic, piece) == expected);
+        }
+    }
+}
+
+static void test_hashing_8_to_25_bytes() {
+    uint8_t base[32];
+    for (size_t i = 0; i < sizeof base; ++i) base[i] = uint8_t(0x30 + i);
+    std::set<uint64_t> seen;
+    for (size_t n = 8; n <= 25; ++n) {
+        // exactly n bytes on the heap: a read past the end is the sanitizers' to catch
+        std::vector<uint8_t> key(base, base + n);
+        uint64_t h = hash_bytes(key.data(), n);
+        assert(h != 0);                                 // 0 marks an empty slot
+        assert(h == hash_bytes(key.data(), n));         // deterministic
+        assert(seen.insert(h).second);                  // prefixes of one another differ
+        for (size_t i = 0; i < n; ++i) {                // every byte counts, the tail included
+            key[i] ^= 0x01;
+            assert(hash_bytes(key.data(), n) != h);
+            key[i] ^= 0x01;
+        }
+        if (n <= SHORT_KEY) {
+            ShortKey a, b;
+            pack_bytes(key.data(), n, a);
+            assert(pack_ascii(reinterpret_cast<const char*>(key.data()), n, b));  // ASCII digits
+            assert(a.len == n && b.len == n && a.hash() == b.hash());
+            assert(a.w[0] == b.w[0] && a.w[1] == b.w[1] && a.w[2] == b.w[2]);
+            for (size_t i = 0; i < n; ++i) assert(a.bytes()[i] == key[i]);
+            ShortKey shorter;
+            pack_bytes(key.data(), n - 1, shorter);     // zero padding does not alias a length
+            assert(shorter.hash() != a.hash());
+        }
+    }
+    ShortKey too_long;
+    assert(!pack_ascii(reinterpret_cast<const char*>(base), SHORT_KEY + 1, too_long));
+    const uint16_t wide[] = {'a', 0xE9};
+    assert(!pack_ascii(wide, 2, too_long));  // not ASCII: the caller encodes UTF-8 first
+}
+
+static void test_threads_carry_errors() {
+    std::atomic<int> ran{0};
+    int started = on_threads(4, [&](int) { ++ran; });
+    assert(started == 4 && ran == 4);
+    bool caught = false;
+    try {
+        on_threads(3, [&](int t) {
+            if (t == 1) throw std::bad_alloc();
+        });
+    } catch (const std::bad_alloc&) {
+        caught = true;
+    }
+    assert(caught);  // carried to the caller, not std::terminate
+}
+
+static void test_worker_pool_budget() {
+    size_t before = set_idle_cache_budget(0);
+    {
+        WorkerPool pool;
+        Worker* w = pool.acquire();
+        pool.release(w);  // over a zero budget: freed, not kept
+        assert(pool.idle_workers() == 0 && idle_cache_bytes.load() == 0);
+        set_idle_cache_budget(size_t(64) << 20);
+        w = pool.acquire();
+        w->scratch.symbols.resize(SCRATCH_KEEP * 4);  // a huge piece's buffer
+        pool.release(w);
+        assert(pool.idle_workers() == 1);
+        assert(idle_cache_bytes.load() < (size_t(1) << 20));  // the buffer was given back
+    }
+    assert(idle_cache_bytes.load() == 0);  // a pool's idle bytes go with it
+    set_idle_cache_budget(before);
+}
+
+// A fork while another thread holds a pool's lock: the handlers make fork() wait for it, so
+// the child's pool works. Without them the child inherits a lock nobody will release and its
+// first acquire() hangs (then this test fails on its deadline instead of hanging).
+static void test_fork_while_pool_locked() {
+#if defined(__unix__) || defined(__APPLE__)
+    WorkerPool pool;
+    pool.release(pool.acquire());
+    std::atomic<bool> holding{false};
+    std::thread holder([&] {
+        std::lock_guard<std::mutex> guard(pool.mutex());
+        holding = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    });
+    while (!holding) std::this_thread::yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        Worker* w = pool.acquire();
+        pool.release(w);
+        _exit(0);
+    }
+    assert(pid > 0);
+    int status = 0;
+    bool ended = false;
+    for (int k = 0; k < 1000 && !ended; ++k) {  // 10 s
+        ended = waitpid(pid, &status, WNOHANG) == pid;
+        if (!ended) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    holder.join();
+    assert(ended && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+#endif
+}
+
+int main() {
+    test_pair_table_duplicate_ranks();
+    test_map_growth();
+    test_bucket_walk_steps_back();
+    test_hashing_8_to_25_bytes();
+    test_threads_carry_errors();
+    test_worker_pool_budget();
+    test_fork_while_pool_locked();
+    std::puts("engine native tests: ok");
+    return 0;
+}
