@@ -135,7 +135,7 @@ def test_rank_based_replay_where_the_floor_decides(mode, merges, text, expected,
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
 def test_rank_based_replay_equals_replay_pass_by_pass(mode, data):
-    base, merges, text = data.draw(merge_lists(mode, anywhere=True))
+    _, merges, text = data.draw(merge_lists(mode, anywhere=True))
     tokens = initial_tokens(mode, text)
     by_rank = reference.merge_by_rank(tokens, reference.replay_ranks(merges), floor=True)
     assert by_rank == reference.encode_piece(tokens, merges)

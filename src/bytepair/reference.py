@@ -36,6 +36,7 @@ Example:
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 
 from .patterns import split
 
@@ -208,7 +209,7 @@ def merge_by_rank(tokens, ranks, *, floor=False):
     while len(tokens) > 1:
         # the rank of every adjacent pair that can still merge
         candidates = []
-        for position, pair in enumerate(zip(tokens[:-1], tokens[1:])):
+        for position, pair in enumerate(pairwise(tokens)):
             rank = _lowest_rank(ranks.get(pair), lowest_allowed)
             if rank is not None:
                 candidates.append((rank, position))
