@@ -1,7 +1,7 @@
 """The benchmark corpora, built the same way on every run.
 
 Each corpus is a list of documents (line-aligned blocks of at most 64 Ki characters, see
-``bytepair.bench.line_blocks``), so every library trains and encodes exactly the same strings:
+``adapters.line_blocks``), so every library trains and encodes exactly the same strings:
 
 | name | what |
 |---|---|
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from bytepair.bench import line_blocks
+from adapters import line_blocks
 
 ROOT = Path(__file__).resolve().parent.parent
 MB = 1_000_000

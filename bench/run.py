@@ -44,8 +44,8 @@ from array import array
 from dataclasses import dataclass, field
 
 import corpora
-from bytepair import bench as peers_lib
-from bytepair.bench import format_table
+import adapters
+from adapters import format_table
 
 SECTIONS = ("train", "encode", "pathological", "seed", "scaling")
 CORES = os.cpu_count() or 1
@@ -312,24 +312,24 @@ def _corpus(bench, name):
 
 def _trainers(pattern, peers):
     """{library: function(documents, vocab) -> model} for every installed trainer."""
-    trainers = {"bytepair": lambda docs, v: peers_lib.train_bytepair(docs, v, pattern)}
+    trainers = {"bytepair": lambda docs, v: adapters.train_bytepair(docs, v, pattern)}
     if "rustbpe" in peers:
-        trainers["rustbpe"] = lambda docs, v: peers_lib.train_rustbpe(docs, v, pattern)
+        trainers["rustbpe"] = lambda docs, v: adapters.train_rustbpe(docs, v, pattern)
     if "tokenizers" in peers:
-        trainers["tokenizers"] = lambda docs, v: peers_lib.train_hf(docs, v, pattern)
+        trainers["tokenizers"] = lambda docs, v: adapters.train_hf(docs, v, pattern)
     if "sentencepiece" in peers:
-        trainers["sentencepiece"] = lambda docs, v: peers_lib.train_sentencepiece(docs, v)
+        trainers["sentencepiece"] = lambda docs, v: adapters.train_sentencepiece(docs, v)
     return trainers
 
 
 def _train_summary(library):
     def summarize(model):
-        facts = {"vocab_reached": peers_lib.vocab_reached(model)}
+        facts = {"vocab_reached": adapters.vocab_reached(model)}
         if library == "bytepair":
             facts["_merges"] = list(model.merges)
             facts["merges_digest"] = merges_digest(model.merges)
         if library in ("bytepair", "rustbpe", "tokenizers"):
-            facts["_learned"] = peers_lib.learned_bytes(model)
+            facts["_learned"] = adapters.learned_bytes(model)
         return facts
 
     return summarize
@@ -415,14 +415,14 @@ def _families(bench, peers):
             print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
             continue
         print(f"building {name} in every library ...", file=sys.stderr, flush=True)
-        found = peers_lib.published_tokenizers(name, path)
+        found = adapters.published_tokenizers(name, path)
         families[name.replace("_base", "")] = {
             lib: (lib, enc, None if lib == "bytepair" else "bytepair") for lib, enc in found.items()
         }
     train_corpus = _available(bench, ["wikitext-train"])[0]
     vocab = max(bench.args.vocab or bench.plan["vocab"])
     tokenizer = trained_tokenizer(bench, train_corpus, vocab)
-    families[f"trained-{vocab}"] = peers_lib.encoders_for(tokenizer, peers)
+    families[f"trained-{vocab}"] = adapters.encoders_for(tokenizer, peers)
     bench.families = families
     return families
 
@@ -435,7 +435,7 @@ def _pre_tokenize(bench, corpus, families):
             continue
         pattern = "gpt2" if family == "r50k" else family
         text = corpus.text
-        for label, split in peers_lib.splitters(pattern).items():
+        for label, split in adapters.splitters(pattern).items():
             bench.measure("encode", label, corpus.name, pattern, "split", corpus.nbytes,
                           lambda split=split: split(text), _ids_facts, versus="bytepair scanner", threads=1)
 
@@ -457,9 +457,9 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
     if mode == "1 call":
-        work = lambda: peers_lib.encode_one(library, encoder, payload)
+        work = lambda: adapters.encode_one(library, encoder, payload)
     else:
-        work = lambda: peers_lib.encode_many(library, encoder, payload, threads)
+        work = lambda: adapters.encode_many(library, encoder, payload, threads)
     return bench.measure(section, label, corpus_name, family, mode, nbytes, work, _ids_facts,
                          versus=versus, threads=threads, timeout=timeout, series=series)
 
@@ -775,10 +775,10 @@ def environment(peers):
 
 
 def warm_up(pattern, peers):
-    """Everything imported and the engine set up here, before any fork (see bytepair.bench)."""
+    """Everything imported and the engine set up here, before any fork (see adapters.warm_up)."""
     from bytepair import patterns, reference  # noqa: F401  (imported once, for every child)
 
-    peers_lib.warm_up(sorted({pattern, "cl100k", "gpt2", "o200k"}), peers)
+    adapters.warm_up(sorted({pattern, "cl100k", "gpt2", "o200k"}), peers)
 
 
 def parse_args(argv=None):
@@ -822,7 +822,7 @@ def main(argv=None):
         plan["scaling_sizes"] = sorted(args.scaling_sizes)
     if args.timeout:
         plan["timeout"] = plan["pathological_timeout"] = args.timeout
-    peers = peers_lib.installed_peers()
+    peers = adapters.installed_peers()
     env = environment(peers)
     tables = args.json != "-"
     if tables:

@@ -40,10 +40,10 @@ def replay_encoder(mode, merges, base_tokens=None, pattern=None, byte_fallback=F
     base = reference.BYTE_TOKENS if mode == "byte" else list(base_tokens)
     values = reference.vocabulary(base, merges)
     ids = {value: index for index, value in enumerate(values)}
-    pair_table = {}
-    for rank, (left, right) in enumerate(merges):
-        ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
-        ranks.append(rank)
+    pair_table = {
+        (ids[left], ids[right]): (ranks, ids[left + right])
+        for (left, right), ranks in reference.replay_ranks(merges).items()
+    }
     fallback_ids = list(range(len(values), len(values) + 256)) if byte_fallback else None
     encoder = _engine.Encoder(
         mode=mode,
@@ -353,14 +353,9 @@ def test_the_compiled_engine_is_loaded():
 
 
 def tiktoken_pair_table(ranks):
-    """Every split of every token into two tokens; rank = the whole token's rank (its id)."""
-    table = {}
-    for value, rank in ranks.items():
-        for cut in range(1, len(value)):
-            left, right = ranks.get(value[:cut]), ranks.get(value[cut:])
-            if left is not None and right is not None:
-                table[(left, right)] = (rank, rank)
-    return table
+    """``reference.tiktoken_pair_ranks`` in ids: (left id, right id) -> (rank, id); ids are ranks."""
+    pairs = reference.tiktoken_pair_ranks(ranks)
+    return {(ranks[left], ranks[right]): (rank, rank) for (left, right), rank in pairs.items()}
 
 
 def tiktoken_pair(file_name, pattern):

@@ -19,7 +19,7 @@ from .normalize import normalize
 from .report import longest_tokens
 
 # Subpackages that add their own commands with ``register(subparsers)``.
-COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench")
+COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo")
 
 
 def main(argv=None):
@@ -46,6 +46,7 @@ def build_parser():
     _add_encode(subparsers)
     _add_decode(subparsers)
     _add_inspect(subparsers)
+    _add_bench(subparsers)
     for name in COMMAND_MODULES:
         try:
             module = importlib.import_module(name)
@@ -221,3 +222,37 @@ def _run_inspect(args):
 
 def _show(value):
     return repr(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value)
+
+
+
+# -- bench ------------------------------------------------------------------------------------
+
+
+def _add_bench(subparsers):
+    parser = subparsers.add_parser(
+        "bench",
+        help="run the benchmark harness bench/run.py of a source checkout (e.g. bench --quick --only encode)",
+        description="Run bench/run.py with these arguments. The harness is tooling in the source tree, "
+        "not part of the installed package.",
+        # every argument, --help too, goes to the harness: no option of its own
+        prefix_chars="\0",
+        add_help=False,
+    )
+    parser.add_argument("harness_args", nargs=argparse.REMAINDER, metavar="ARGS", help="arguments for bench/run.py")
+    parser.set_defaults(run=_run_bench)
+
+
+def _run_bench(args):
+    import os
+    import subprocess
+
+    package = Path(__file__).resolve().parent
+    harness = package.parent.parent / "bench" / "run.py"
+    if package.parent.name != "src" or not harness.is_file():
+        raise UsageError(
+            "the benchmark harness is not installed with the package: it lives in the source tree, "
+            "bench/run.py; clone the repository, pip install '.[bench]' and run python bench/run.py --quick"
+        )
+    # the harness imports this very package, also when it was found on sys.path rather than installed
+    path = os.pathsep.join(p for p in (str(package.parent), os.environ.get("PYTHONPATH")) if p)
+    return subprocess.call([sys.executable, str(harness), *args.harness_args], env={**os.environ, "PYTHONPATH": path})

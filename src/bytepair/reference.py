@@ -9,17 +9,36 @@ One algorithm serves both modes, because it only concatenates token values:
 - character mode: a token is a ``str``, the base tokens are single characters;
 - byte mode: a token is a ``bytes``, the base tokens are the 256 single bytes.
 
+Each entry of the compiled core, and its twin here (tests/test_reference_twins.py and
+tests/test_engine_encode.py check that they agree):
+
+- ``_engine.split``, ``Encoder.split``: ``patterns.split`` (the ``regex`` module's pieces)
+- ``_engine.count_pieces`` (train.py's counting): ``count_pieces``
+- ``_engine.train_merges``: ``train_bpe``
+- ``Encoder``, rule "replay" (``monotonic=True``), one piece: ``merge_by_rank(tokens,
+  replay_ranks(merges), floor=True)``, which equals ``encode_piece`` (the merges pass by pass)
+- ``Encoder``, rule "tiktoken" (``whole_piece=True``): ``encode_piece_tiktoken``; its pair
+  table (``formats.tiktoken_files.pair_table``): ``tiktoken_pair_ranks``
+- ``Encoder``, rule "hf" (``whole_piece`` = ``ignore_merges``): ``encode_piece_hf``
+- ``Encoder.encode_ordinary``, ``encode_pieces``, ``encode_batch``, ``encode_to_array``: the
+  piece twin of the rule on each piece of ``patterns.split``, ids looked up by value
+
 Example:
     >>> merges = train_bpe({tuple("aaabdaaabac"): 1}, base_tokens="abcd", vocab_size=7)
     >>> merges
     [('a', 'a'), ('aa', 'a'), ('aaa', 'b')]
     >>> encode_piece(list("aaabdaaabac"), merges)
     ['aaab', 'd', 'aaab', 'a', 'c']
+    >>> merge_by_rank(list("aaabdaaabac"), replay_ranks(merges), floor=True)
+    ['aaab', 'd', 'aaab', 'a', 'c']
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
+
+from .patterns import split
 
 # Every base byte, as the one-byte values byte mode starts from.
 BYTE_TOKENS = [bytes([b]) for b in range(256)]
@@ -157,3 +176,180 @@ def vocabulary(base_tokens, merges):
 def decode(values):
     """Concatenate token values (``str`` or ``bytes``)."""
     return values[0][:0].join(values) if values else ""
+
+
+# -- rank-based merging: what the engine does -------------------------------------------------
+
+
+def merge_by_rank(tokens, ranks, *, floor=False):
+    """Merge one piece by rank: again and again, the adjacent pair of lowest rank, leftmost on
+    ties, into ``left + right``, until no pair has a rank.
+
+    ``ranks`` maps a pair ``(left, right)`` to its rank, or to the list of all its ranks (a
+    merge list can learn one pair twice); only ``ranks.get(pair)`` is used, and a pair it does
+    not know never merges. The rules differ only in their ranks: ``replay_ranks`` (merges
+    trained here), ``tiktoken_pair_ranks`` (rank of the concatenation), ``hf_ranks`` (rank of
+    the merge line).
+
+    ``floor=True`` is replay: once rank r is applied, a rank below r never applies again (the
+    replay has passed it), so each pair merges at its lowest rank not below the last one
+    applied. This equals ``encode_piece``, the merges replayed one pass each.
+
+    Example:
+        >>> merge_by_rank([b"a", b"b", b"c"], {(b"b", b"c"): 0, (b"a", b"bc"): 1})
+        [b'abc']
+        >>> merges = [("a", "bc"), ("b", "c"), ("a", "bc")]  # (a, bc) learned twice
+        >>> merge_by_rank(list("abc"), replay_ranks(merges), floor=True)  # ranks 1, then 2
+        ['abc']
+        >>> merge_by_rank(list("abc"), replay_ranks(merges[:2]), floor=True)  # 0 is passed
+        ['a', 'bc']
+    """
+    tokens = list(tokens)
+    lowest_allowed = 0
+    while len(tokens) > 1:
+        # the rank of every adjacent pair that can still merge
+        candidates = []
+        for position, pair in enumerate(pairwise(tokens)):
+            rank = _lowest_rank(ranks.get(pair), lowest_allowed)
+            if rank is not None:
+                candidates.append((rank, position))
+        if not candidates:
+            break  # no pair left to merge
+        # lowest rank first; among equal ranks the leftmost (tuples compare rank, then position)
+        rank, position = min(candidates)
+        tokens[position : position + 2] = [tokens[position] + tokens[position + 1]]
+        if floor:
+            # subtle: "not below r", not "above r": the other occurrences of this pair still
+            # merge at r, left to right, as replay's pass does. The engine instead gives only
+            # the two new neighbour pairs the floor r + 1 and keeps every other pair's rank;
+            # the same thing, since no pair is ever ranked below the lowest one, and a merge
+            # never rebuilds the pair it just merged (the new value is longer than both).
+            lowest_allowed = rank
+        # subtle: without a floor a merge can make a pair of lower rank than the one just
+        # applied (tiktoken: "bc", then "a" + "bc" = "abc" of lower rank); it merges next.
+    return tokens
+
+
+def _lowest_rank(ranks, at_least):
+    """The lowest of a pair's ranks (None, one int, or a list) that is at least ``at_least``."""
+    if ranks is None:
+        return None
+    usable = [rank for rank in ([ranks] if isinstance(ranks, int) else ranks) if rank >= at_least]
+    return min(usable) if usable else None
+
+
+def replay_ranks(merges):
+    """Replay's pair ranks: every rank at which the merge list learns each pair.
+
+    Example:
+        >>> replay_ranks([("a", "b"), ("ab", "c"), ("a", "b")])
+        {('a', 'b'): [0, 2], ('ab', 'c'): [1]}
+    """
+    ranks = {}
+    for rank, pair in enumerate(merges):
+        ranks.setdefault(tuple(pair), []).append(rank)
+    return ranks
+
+
+def hf_ranks(merges):
+    """HF tokenizers' pair ranks: the merge line's number.
+
+    Example:
+        >>> hf_ranks([("b", "a"), ("a", "b"), ("b", "a")])
+        {('b', 'a'): 2, ('a', 'b'): 1}
+
+    # subtle: HF collects the merges into a hash map, so a pair listed twice keeps its LAST
+    # rank (a dict comprehension does the same), where replay applies it at both.
+    """
+    return {tuple(pair): rank for rank, pair in enumerate(merges)}
+
+
+def tiktoken_pair_ranks(ranks):
+    """tiktoken's pair ranks from its token ranks (``{token bytes: rank}``): every split of
+    every token into two tokens, ranked as the whole token.
+
+    Example:
+        >>> tiktoken_pair_ranks({b"a": 0, b"b": 1, b"ab": 2, b"bab": 3})
+        {(b'a', b'b'): 2, (b'b', b'ab'): 3}
+
+    # subtle: every split, not only the one that first built the token: tiktoken merges any
+    # two adjacent tokens whose concatenation is a token ("ba" is no token, so (ba, b) is not).
+    """
+    pairs = {}
+    for token, rank in ranks.items():
+        for cut in range(1, len(token)):
+            if token[:cut] in ranks and token[cut:] in ranks:
+                pairs[(token[:cut], token[cut:])] = rank
+    return pairs
+
+
+class _ConcatenationRanks:
+    """``tiktoken_pair_ranks(ranks)`` without building it: a pair ranks as its concatenation.
+    (Both halves are always tokens while merging, so this is the same table.)"""
+
+    def __init__(self, ranks):
+        self.ranks = ranks
+
+    def get(self, pair):
+        return self.ranks.get(pair[0] + pair[1])
+
+
+def encode_piece_tiktoken(piece, ranks):
+    """tiktoken's rule on one piece (``bytes``): the piece itself if it is a token, else its
+    bytes merged by the rank of each pair's concatenation. Returns the token values.
+
+    Example:
+        >>> ranks = {b"a": 0, b"b": 1, b"c": 2, b"abc": 3, b"bc": 4}
+        >>> encode_piece_tiktoken(b"abc", ranks), encode_piece_tiktoken(b"abcc", ranks)
+        ([b'abc'], [b'abc', b'c'])
+
+    # subtle: the whole-piece lookup comes first, and finds tokens that merging never reaches
+    # (with only a, b, c and abc, no pair of "abc" is a token, yet the piece is one token).
+    """
+    if piece in ranks:
+        return [piece]
+    return merge_by_rank([bytes([b]) for b in piece], _ConcatenationRanks(ranks))
+
+
+def encode_piece_hf(tokens, merges, *, vocabulary=None):
+    """HF tokenizers' BPE model on one piece: lowest merge rank first, leftmost on ties.
+
+    ``vocabulary``: HF's vocab (any container of values) when the model has
+    ``ignore_merges=True``; then a piece that is a token is that token, as in tiktoken.
+
+    Example:
+        >>> encode_piece_hf(list("aba"), [("b", "a"), ("a", "b"), ("b", "a")])
+        ['ab', 'a']
+        >>> encode_piece_hf(list("aba"), [("a", "b")], vocabulary={"a", "b", "ab", "aba"})
+        ['aba']
+    """
+    tokens = list(tokens)
+    if vocabulary is not None and tokens and decode(tokens) in vocabulary:
+        return [decode(tokens)]
+    return merge_by_rank(tokens, hf_ranks(merges))
+
+
+# -- counting pieces: what training starts from -----------------------------------------------
+
+
+def count_pieces(text_or_documents, pattern):
+    """The unique pieces of a text (or of each document of a list) under ``pattern``, with how
+    often each occurs, in order of first appearance: ``{piece: count}``.
+
+    ``pattern``: a name ("gpt2", "cl100k", ...), a regex, or None (each document one piece).
+    A document never shares a piece with the next one.
+
+    Example:
+        >>> count_pieces(["a b a", " b"], "gpt2")
+        {'a': 1, ' b': 2, ' a': 1}
+
+    # subtle: the order is part of the result: training breaks ties between pairs of equal
+    # count by first appearance, pieces first, then position inside the piece.
+    """
+    documents = [text_or_documents] if isinstance(text_or_documents, str) else text_or_documents
+    counts = {}
+    for document in documents:
+        for piece in split(document, pattern):
+            # a dict keeps insertion order: a piece keeps the place of its first appearance
+            counts[piece] = counts.get(piece, 0) + 1
+    return counts

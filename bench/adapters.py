@@ -1,7 +1,5 @@
-"""``bytepair bench``: a short side-by-side run against whichever peer libraries are installed,
-and the adapters that put every library on the same corpus, vocabulary size and pattern.
-
-The adapters (shared with the full harness in ``bench/run.py``):
+"""The adapters that put every library on the same corpus, vocabulary size and pattern, for
+``bench/run.py``. Benchmark tooling: not part of the installed package.
 
 - training: ``train_bytepair``, ``train_rustbpe``, ``train_hf``, ``train_sentencepiece``, each
   on a list of documents, byte-level, with the same pre-tokenization pattern (sentencepiece has
@@ -9,16 +7,12 @@ The adapters (shared with the full harness in ``bench/run.py``):
 - encoding: ``tiktoken_encoding`` and ``hf_tokenizer`` build tiktoken's and HF tokenizers'
   tokenizer from one vocabulary; a published vocabulary such as cl100k_base loads into
   bytepair (``bytepair.load``), tiktoken and HF from one ``.tiktoken`` file
-  (``published_tokenizers``); ``splitters`` run pre-tokenization alone, to time the scanner.
+  (``published_tokenizers``); ``encoders_for`` builds bytepair's own trained vocabulary in every
+  library; ``splitters`` run pre-tokenization alone, to time the scanner;
+- ``encode_one`` / ``encode_many``: one call, or the batch API, through each library's fastest
+  plain API.
 
-The command trains byte-level tokenizers on the training split of the demo corpus (the
-standard library's docstrings, ``bytepair.demo.stdlib_corpus``), then encodes its held-out
-splits with bytepair, tiktoken and HF built from bytepair's merges, checks that the ids are the
-same, and prints times as ratios (peer time / bytepair time).
-
-It does not isolate measurements or report memory, and times are in-process wall clock (best
-of ``--repeat``); ``bench/run.py`` forks one child per measurement for that. The peers are
-imported only when used; none of them is a dependency of bytepair.
+The peers are imported only when used; none of them is a dependency of bytepair.
 """
 
 from __future__ import annotations
@@ -27,11 +21,12 @@ import importlib
 import importlib.metadata
 import importlib.util
 import os
-import time
+
+from bytepair import reference
 
 # GPT-2's reversible map from bytes to printable characters (HF's ByteLevel alphabet).
-from .bytelevel import bytes_to_readable, readable_to_bytes
-from .formats.hf_regex import hf_regex
+from bytepair.bytelevel import bytes_to_readable, readable_to_bytes
+from bytepair.formats.hf_regex import hf_regex
 
 PEERS = ("tiktoken", "tokenizers", "rustbpe", "sentencepiece")
 
@@ -55,7 +50,7 @@ def installed_peers():
 
 def pattern_regex(pattern):
     """The regex string of a pattern name ("cl100k", "gpt2", ...) or of a custom regex."""
-    from .patterns import resolve_pattern
+    from bytepair.patterns import resolve_pattern
 
     return resolve_pattern(pattern)[1]
 
@@ -85,7 +80,7 @@ def line_blocks(text, max_chars=1 << 16):
 
 def train_bytepair(documents, vocab_size, pattern, min_frequency=2):
     """bytepair's byte-level trainer on a list of documents; returns the ``Tokenizer``."""
-    from .train import train
+    from bytepair import train
 
     return train(
         documents, mode="byte", vocab_size=vocab_size, pattern=pattern,
@@ -216,7 +211,8 @@ def tiktoken_encoding(ranks, pattern, name="bytepair", special_tokens=None):
 
 
 def all_splits(ranks):
-    """Every split of every token into two tokens, ordered by the rank of the whole token.
+    """Every split of every token into two tokens (``reference.tiktoken_pair_ranks``), ordered
+    by the rank of the whole token, then of its halves.
 
     This is tiktoken's rule written as merges: merging the adjacent pair whose concatenation
     has the lowest rank is lowest-merge-first over this list.
@@ -225,11 +221,8 @@ def all_splits(ranks):
         >>> all_splits({b"a": 0, b"b": 1, b"ab": 2, b"aab": 3, b"aa": 4})
         [(b'a', b'b'), (b'a', b'ab'), (b'aa', b'b'), (b'a', b'a')]
     """
-    splits = []
-    for token, _ in sorted(ranks.items(), key=lambda item: item[1]):
-        pairs = [(token[:i], token[i:]) for i in range(1, len(token)) if token[:i] in ranks and token[i:] in ranks]
-        splits.extend(sorted(pairs, key=lambda pair: (ranks[pair[0]], ranks[pair[1]])))
-    return splits
+    pairs = reference.tiktoken_pair_ranks(ranks)
+    return sorted(pairs, key=lambda pair: (pairs[pair], ranks[pair[0]], ranks[pair[1]]))
 
 
 def hf_tokenizer(ranks, merges, pattern, *, ignore_merges):
@@ -259,7 +252,7 @@ def hf_from_bytepair(tokenizer):
 
 def read_tiktoken_file(path):
     """{token bytes: rank} from a ``.tiktoken`` file (base64 token, space, rank, per line)."""
-    from .formats.tiktoken_files import read_ranks
+    from bytepair.formats.tiktoken_files import read_ranks
 
     with open(path, "rb") as file:
         return read_ranks(file.read(), str(path))
@@ -267,7 +260,7 @@ def read_tiktoken_file(path):
 
 def bytepair_from_ranks(ranks, pattern, special_tokens=None, name=None):
     """A bytepair tokenizer that follows tiktoken's rule over ``ranks`` ({token bytes: id})."""
-    from .formats.tiktoken_files import tokenizer_from_ranks
+    from bytepair.formats.tiktoken_files import tokenizer_from_ranks
 
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=name)
 
@@ -276,8 +269,8 @@ def published_tokenizers(name, path):
     """A published tiktoken encoding ("r50k_base", "cl100k_base", "o200k_base") from one
     ``.tiktoken`` file in every installed library: {library: tokenizer}, all with the
     encoding's own pattern and special tokens."""
-    from . import load
-    from .formats.tiktoken_files import ENCODINGS
+    from bytepair import load
+    from bytepair.formats.tiktoken_files import ENCODINGS
 
     encoding = ENCODINGS[name]
     ranks = read_tiktoken_file(path)
@@ -294,8 +287,8 @@ def splitters(pattern):
     """{library: function(text) -> piece lengths in characters} for a named pattern: bytepair's
     compiled scanner, the ``regex`` module (the oracle, ``bytepair.patterns.split``), and HF's
     ``Split`` pre-tokenizer when installed."""
-    from .patterns import split
-    from .tokenizer import Tokenizer
+    from bytepair import Tokenizer
+    from bytepair.patterns import split
 
     scanner = Tokenizer(mode="byte", pattern=pattern)
     found = {
@@ -336,90 +329,19 @@ def encode_many(library, tokenizer, texts, threads):
     raise ValueError(f"unknown library {library!r}")
 
 
-# -- the command ------------------------------------------------------------------------------
-
-
-def register(subparsers):
-    import argparse
-
-    parser = subparsers.add_parser(
-        "bench",
-        help="time bytepair against installed peers (tiktoken, HF tokenizers, rustbpe, sentencepiece) on the demo corpus",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-    )
-    parser.add_argument("--vocab-size", type=int, default=4096, help="tokens to reach when training")
-    parser.add_argument("--pattern", choices=("gpt2", "cl100k", "o200k", "llama3"), default="cl100k", help="pre-tokenization pattern")
-    parser.add_argument("--max-chars", type=int, default=1_000_000, help="characters of the training split to train on")
-    parser.add_argument("--repeat", type=int, default=3, help="encoding: best of this many runs, each with freshly built encoders")
-    parser.set_defaults(run=run)
+# -- running --------------------------------------------------------------------------------
 
 
 def warm_up(patterns, peers):
     """Import every peer and build one small bytepair tokenizer per pattern, so that no timed
     call pays for an import or for the engine's one-time set-up (the scanner's character
     tables, about 0.2 s per process)."""
-    from .tokenizer import Tokenizer
+    from bytepair import Tokenizer
 
     for name in peers:
         importlib.import_module(name)
     for pattern in patterns:
         Tokenizer(mode="byte", pattern=pattern).encode_ordinary("warm up")
-
-
-def _timed(function, repeat=1):
-    """(best wall-clock seconds, result of the last call)."""
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        result = function()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
-def format_table(header, rows):
-    """Lines of a plain, right-aligned text table (first column left-aligned).
-
-    Example:
-        >>> format_table(["a", "bb"], [["x", "1"]])
-        ['a  bb', 'x   1']
-    """
-    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
-    lines = []
-    for row in [header, *rows]:
-        cells = [str(row[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(row[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-    return lines
-
-
-def ratio(peer_seconds, our_seconds):
-    """Peer time / bytepair time as text: above 1 means bytepair is faster."""
-    return f"{peer_seconds / our_seconds:.2f}×" if our_seconds > 0 else "-"
-
-
-def _train_rows(documents, args, peers):
-    trainers = {"bytepair": lambda: train_bytepair(documents, args.vocab_size, args.pattern)}
-    if "rustbpe" in peers:
-        trainers["rustbpe"] = lambda: train_rustbpe(documents, args.vocab_size, args.pattern)
-    if "tokenizers" in peers:
-        trainers["tokenizers"] = lambda: train_hf(documents, args.vocab_size, args.pattern)
-    if "sentencepiece" in peers:
-        trainers["sentencepiece"] = lambda: train_sentencepiece(documents, args.vocab_size)
-    megabytes = sum(len(d.encode("utf-8")) for d in documents) / 1e6
-    timings, models, failures = {}, {}, {}
-    for library, trainer in trainers.items():
-        try:
-            timings[library], models[library] = _timed(trainer)
-        except RuntimeError as error:  # a peer refusing these settings is a result, not a crash
-            failures[library] = str(error).strip().splitlines()[-1][:120]
-    ours = learned_bytes(models["bytepair"])
-    rows = [[library, "failed: " + reason, "", "", "", ""] for library, reason in failures.items()]
-    for library, seconds in timings.items():
-        shared = "-"
-        if library in ("rustbpe", "tokenizers"):
-            shared = f"{len(ours & learned_bytes(models[library])) / len(ours):.1%}"
-        versus = "-" if library == "bytepair" else ratio(seconds, timings["bytepair"])
-        rows.append([library, f"{seconds:.2f}", f"{megabytes / seconds:.2f}", vocab_reached(models[library]), shared, versus])
-    return rows, models["bytepair"]
 
 
 def encoders_for(tokenizer, peers):
@@ -436,59 +358,16 @@ def encoders_for(tokenizer, peers):
     return encoders
 
 
-def _fresh(tokenizer):
-    """A new tokenizer with the same merges, so that no piece cache is warm."""
-    from .tokenizer import Tokenizer
+def format_table(header, rows):
+    """Lines of a plain, right-aligned text table (first column left-aligned).
 
-    return Tokenizer(mode=tokenizer.mode, merges=tokenizer.merges, pattern=tokenizer.pattern)
-
-
-def _encode_rows(tokenizer, text, args, peers):
-    """Best of ``args.repeat`` cold runs: every library's encoder is rebuilt before each run
-    (untimed), so caches of pieces seen in an earlier run never help."""
-    best, ids = {}, {}
-    for _ in range(args.repeat):
-        encoders = encoders_for(_fresh(tokenizer), peers)
-        for label, (library, encoder, _) in encoders.items():
-            seconds, ids[label] = _timed(lambda: encode_one(library, encoder, text))
-            best[label] = min(seconds, best.get(label, seconds))
-    megabytes = len(text.encode("utf-8")) / 1e6
-    rows = []
-    for label, (_, _, twin) in encoders.items():
-        same, versus = "-", "-"
-        if twin is not None:
-            same = "✓" if list(ids[label]) == list(ids[twin]) else f"✗ ({len(ids[label]):,} tokens)"
-            versus = ratio(best[label], best[twin])
-        rows.append([label, f"{best[label]:.3f}", f"{megabytes / best[label]:.2f}", f"{len(ids[label]) / best[label]:,.0f}", same, versus])
-    return rows
-
-
-def run(args):
-    from .demo import stdlib_corpus
-
-    from .errors import UsageError
-
-    for flag, value in (("--repeat", args.repeat), ("--max-chars", args.max_chars)):
-        if value < 1:
-            raise UsageError(f"{flag} must be at least 1, not {value!r}")
-    peers = installed_peers()
-    warm_up([args.pattern], peers)
-    corpus = stdlib_corpus()
-    documents = line_blocks(corpus["train"][: args.max_chars])
-    held_out = corpus["val"] + corpus["test"]
-    print("corpus: docstrings of the Python standard library (bytepair demo's corpus)")
-    print("peers: " + (", ".join(f"{name} {version}" for name, version in peers.items()) or "none installed"))
-    print(f"machine: {os.cpu_count()} cores; times are wall clock; ratio = peer time / bytepair time (above 1: bytepair is faster)")
-    train_mb = sum(len(d.encode("utf-8")) for d in documents) / 1e6
-    print(f"\ntraining: byte-level, pattern {args.pattern}, vocab {args.vocab_size}, {train_mb:.2f} MB; each library on its default threads")
-    print("  (sentencepiece has no pattern; tie-breaking differs between libraries, so vocabularies differ)")
-    rows, tokenizer = _train_rows(documents, args, peers)
-    for line in format_table(["library", "seconds", "MB/s", "vocab", "shared tokens", "peer/ours"], rows):
-        print("  " + line)
-    print(f"\nencoding the held-out splits ({len(held_out.encode('utf-8')) / 1e6:.2f} MB), one call, one thread, best of {args.repeat} cold runs,")
-    print("  every library with bytepair's trained vocabulary; tiktoken merges by the rank of the whole token,")
-    print("  so it is compared with bytepair under that rule; HF replays the merges in order, as bytepair does:")
-    header = ["library", "seconds", "MB/s", "tokens/s", "same ids", "peer/ours"]
-    for line in format_table(header, _encode_rows(tokenizer, held_out, args, peers)):
-        print("  " + line)
-    return 0
+    Example:
+        >>> format_table(["a", "bb"], [["x", "1"]])
+        ['a  bb', 'x   1']
+    """
+    widths = [max(len(str(cell)) for cell in column) for column in zip(header, *rows)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [str(row[0]).ljust(widths[0])] + [str(c).rjust(w) for c, w in zip(row[1:], widths[1:])]
+        lines.append("  ".join(cells).rstrip())
+    return lines
