@@ -15,16 +15,17 @@ in the compiled engine; the artifact format lives in ``artifact.py``; training i
 
 from __future__ import annotations
 
-import os
 
 import numpy as np
 
 from . import _engine
 from .errors import SpecialTokenError, TokenIdError, UnknownCharactersError
+from .ids import checked_ids
 from .normalize import check_normalization, normalize
 from .patterns import resolve_pattern
 from .patterns import split as regex_split
-from .special import check_disallowed, resolve_special, split_on_special
+from .special import check_disallowed, resolve_special, special_token_list, split_on_special
+from .threads import check_num_threads
 
 MODES = ("char", "byte")
 RULES = ("replay", "tiktoken", "hf")
@@ -126,6 +127,7 @@ class Tokenizer:
 
     def _install_special(self, special_tokens):
         """Give special tokens their ids (next free ids, or the ids asked for) and rebuild."""
+        special_tokens = special_token_list(special_tokens)
         if special_tokens:
             if isinstance(special_tokens, dict):
                 wanted = dict(special_tokens)
@@ -251,14 +253,19 @@ class Tokenizer:
         return self._encode_ordinary(self._normalized(text))
 
     def encode_batch(self, texts, *, num_threads=None, allowed_special=frozenset(), disallowed_special="all"):
-        """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores)."""
+        """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores).
+
+        NOTE: only ordinary text under a named pattern (or none) runs on the threads. With a
+        custom regex, or with ``allowed_special`` non-empty, the texts are encoded one after the
+        other on the calling thread (the same ids, at ``encode``'s speed).
+        """
+        threads = check_num_threads(num_threads)
         texts = [self._normalized(t) for t in texts]
         allowed, disallowed = resolve_special(self.special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
         if allowed or self._regex_pattern is not None:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-        threads = num_threads or os.cpu_count() or 1
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
     def encode_to_array(self, text, *, dtype=None):
@@ -347,19 +354,7 @@ class Tokenizer:
         return self.token_bytes(token_id).decode("utf-8", errors="replace")
 
     def _checked_ids(self, ids):
-        if isinstance(ids, np.ndarray):
-            if ids.size and (ids.min() < 0):
-                bad = int(np.flatnonzero(ids < 0)[0])
-                raise TokenIdError(f"token id {int(ids[bad])} at position {bad} is negative")
-            return ids.tolist()
-        ids = list(ids)
-        for position, token_id in enumerate(ids):
-            if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
-                raise TokenIdError(f"token id {token_id!r} at position {position} is not an integer")
-        if ids and min(ids) < 0:
-            bad = next(p for p, i in enumerate(ids) if i < 0)
-            raise TokenIdError(f"token id {ids[bad]} at position {bad} is negative")
-        return [int(i) for i in ids]
+        return checked_ids(ids)
 
     def _holes_note(self):
         return ", some unused" if any(v is None for v in self._decode_table) else ""
