@@ -171,18 +171,10 @@ def _umask():
 
 def load(path):
     """Read and verify an artifact; raises ``ArtifactError`` naming what is wrong."""
+    from .reading import parse_json, read_tokenizer_text
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: no such tokenizer file") from None
-    except UnicodeDecodeError as error:
-        raise ArtifactError(f"{path}: not a tokenizer file (not UTF-8 text: {error.reason} at byte {error.start})") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        hint = "truncated" if error.pos >= len(text.rstrip()) - 1 else "not valid JSON"
-        raise ArtifactError(f"{path}: {hint} (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    data = parse_json(read_tokenizer_text(path, ArtifactError), str(path), ArtifactError)
     return from_dict(data, where=str(path))
 
 
@@ -225,7 +217,7 @@ def from_dict(data, where="tokenizer"):
             special_tokens=data.get("special_tokens"),
             byte_fallback=data.get("byte_fallback", False),
         )
-    except ValueError as error:
+    except (ValueError, TypeError) as error:  # a field of the wrong type ("base_tokens": 5)
         raise ArtifactError(f"{where}: {error}") from None
     expected = _fingerprint_of(data)
     if data["fingerprint"] != expected:

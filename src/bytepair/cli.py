@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        # subtle: the files read are size-capped, so this is a real shortage, not a bad file.
+        print("error: out of memory; give a smaller input (e.g. --max-chars) or free memory", file=sys.stderr)
+        return 1
     return result or 0
 
 
@@ -88,6 +93,7 @@ def add_training_options(parser):
     parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
     parser.add_argument("--special", nargs="+", default=None, metavar="TOKEN", help="special tokens, ids after the learned vocabulary")
     parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
+    parser.add_argument("--num-threads", type=int, default=None, help="counting threads (default: one per core)")
     parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
@@ -103,6 +109,7 @@ def training_options(args):
         normalization=args.normalization,
         special_tokens=args.special,
         byte_fallback=args.byte_fallback,
+        num_threads=args.num_threads,
         verbose=args.verbose,
         progress=False if args.quiet else None,
     )
@@ -118,9 +125,14 @@ def _add_train(subparsers):
 
 
 def read_text(path):
-    """A UTF-8 text file, or ``-`` for standard input; bad bytes are a clear error."""
+    """A UTF-8 text file, or ``-`` for standard input; bad bytes, folders and devices
+    (``/dev/zero``) are a clear error.
+    """
+    from .reading import check_readable
+
     if str(path) == "-":
         return sys.stdin.read()
+    check_readable(path, UsageError, "text file")
     data = Path(path).read_bytes()
     try:
         return data.decode("utf-8")
@@ -129,11 +141,33 @@ def read_text(path):
         raise UsageError(f"{path}: not UTF-8 text (byte {error.start}, line {line}: {data[error.start:error.start + 1]!r})") from None
 
 
+def check_training_options(args):
+    """Every training flag checked before any file is read or any work starts."""
+    from .train import check_options
+
+    check_options(**training_options(args))
+
+
+def check_output_file(path):
+    """Refuse an output path that cannot be written, before the work that would fill it."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"-o {str(path)!r} is a folder; give a file name, e.g. {str(path / 'tokenizer.json')!r}")
+    parent = path.parent if str(path.parent) else Path(".")
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise UsageError(f"-o {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {str(path)!r}: the folder {str(existing)!r} is not writable")
+
+
 def _run_train(args):
     import time
 
     from .train import train
 
+    check_training_options(args)
+    check_output_file(args.output)
     texts = [read_text(p) for p in args.files]
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)

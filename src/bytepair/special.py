@@ -66,6 +66,13 @@ def special_token_list(special_tokens, where="special_tokens"):
             raise SpecialTokenError(
                 f"{where} holds {token!r}; a special token must be a non-empty string"
             )
+    if isinstance(special_tokens, dict):
+        for token, token_id in special_tokens.items():
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31:
+                raise SpecialTokenError(
+                    f"special token {token!r} asks for id {token_id!r}; ids are integers from 0 "
+                    f"to {2**31 - 1}"
+                )
     return special_tokens
 
 

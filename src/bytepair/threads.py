@@ -32,3 +32,15 @@ def check_num_threads(num_threads, name="num_threads"):
             "for one per core"
         )
     return num_threads
+
+
+def renamed_workers(num_threads, workers, where):
+    """``num_threads``, taking the deprecated ``workers=`` of ``where`` when it is given."""
+    if workers is None:
+        return check_num_threads(num_threads)
+    import warnings
+
+    warnings.warn(f"{where}(workers=...) is deprecated; use num_threads=...", DeprecationWarning, stacklevel=3)
+    if num_threads is not None and num_threads != workers:
+        raise ThreadCountError(f"{where} got num_threads={num_threads!r} and workers={workers!r}; pass num_threads only")
+    return check_num_threads(workers)

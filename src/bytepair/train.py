@@ -70,23 +70,15 @@ def train(
     Every argument is checked before any text is read. Lone surrogates in the text become
     U+FFFD and surrogate pairs their character, as in ``encode`` (tiktoken's rule).
     """
-    check_normalization(normalization)
-    if mode not in ("char", "byte"):
-        raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= MAX_VOCAB_SIZE:
-        raise TrainingError(f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}")
-    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or not 1 <= min_frequency <= MAX_MIN_FREQUENCY:
-        raise TrainingError(f"min_frequency must be an integer from 1 to {MAX_MIN_FREQUENCY}, not {min_frequency!r}")
-    if mode == "byte" and (base_text is not None or base_tokens is not None):
-        raise TrainingError("base_text and base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
-    if mode == "byte" and byte_fallback:
-        raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
-    base_text = _as_texts(base_text)
-    _check_base(base_text, base_tokens)
-    pattern_name, pattern_regex = _resolve(pattern)
-    special_tokens = special_token_list(special_tokens)
+    checked = check_options(
+        mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+        normalization=normalization, special_tokens=special_tokens, base_text=base_text,
+        base_tokens=base_tokens, max_chars=max_chars, byte_fallback=byte_fallback,
+        num_threads=num_threads,
+    )
+    pattern_name, pattern_regex = checked["pattern"]
+    special_tokens, base_text, threads = checked["special_tokens"], checked["base_text"], checked["num_threads"]
     specials = list(special_tokens)
-    threads = check_num_threads(num_threads)
 
     documents = _documents(text, max_chars)
     documents = (normalize(clean_surrogates(d), normalization) if isinstance(d, str) else d for d in documents)
@@ -147,6 +139,55 @@ def train(
         print("Final vocabulary size:", tokenizer.vocab_size)
         print("Final training sequence length:", result[-1][4] if result else sum(len(c) * n for c, n in zip(chunks, counts)))
     return tokenizer
+
+
+def check_options(
+    *,
+    mode="char",
+    vocab_size,
+    min_frequency=2,
+    pattern=None,
+    normalization=None,
+    special_tokens=None,
+    base_text=None,
+    base_tokens=None,
+    max_chars=None,
+    byte_fallback=False,
+    num_threads=None,
+    verbose=False,
+    progress=None,
+):
+    """Check ``train``'s keyword arguments without training; raises what ``train`` would.
+
+    The CLI calls it before reading any file, so a bad flag fails at once, not after training.
+    Returns the resolved values: ``pattern`` (name, regex), ``special_tokens``, ``base_text``
+    (a list) and ``num_threads``.
+
+    Example:
+        >>> check_options(mode="byte", vocab_size=300, pattern="CL100K")["pattern"][0]
+        'cl100k'
+    """
+    check_normalization(normalization)
+    if mode not in ("char", "byte"):
+        raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= MAX_VOCAB_SIZE:
+        raise TrainingError(f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}")
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or not 1 <= min_frequency <= MAX_MIN_FREQUENCY:
+        raise TrainingError(f"min_frequency must be an integer from 1 to {MAX_MIN_FREQUENCY}, not {min_frequency!r}")
+    if max_chars is not None and (not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1):
+        raise TrainingError(f"max_chars must be a positive integer, not {max_chars!r}")
+    if mode == "byte" and (base_text is not None or base_tokens is not None):
+        raise TrainingError("base_text and base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
+    if mode == "byte" and byte_fallback:
+        raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
+    base_text = _as_texts(base_text)
+    _check_base(base_text, base_tokens)
+    return {
+        "pattern": _resolve(pattern),
+        "special_tokens": special_token_list(special_tokens),
+        "base_text": base_text,
+        "num_threads": check_num_threads(num_threads),
+    }
 
 
 def _documents(text, max_chars):

@@ -24,11 +24,11 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
 from ..errors import FormatError
+from ..reading import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
 from .download import fetch
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
@@ -138,20 +138,16 @@ def _tiktoken(path, name):
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[known]]
     with gc_paused():
-        ranks = read_ranks(path.read_bytes(), str(path))
+        ranks = read_ranks(read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file"), str(path))
     return tokenizer_from_ranks(ranks, pattern=encoding.pattern, special_tokens=encoding.special_tokens, name=known)
 
 
 def _json_file(path, name):
     from ..artifact import from_dict
 
+    text = read_tokenizer_text(path, FormatError)
     with gc_paused():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as error:
-            raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-        except json.JSONDecodeError as error:
-            raise FormatError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        data = parse_json(text, str(path), FormatError)
         if isinstance(data, dict) and "model" in data:
             return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
     if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
