@@ -10,7 +10,6 @@ of ``bytepair train`` is available too. This module parses and prints; the work 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 

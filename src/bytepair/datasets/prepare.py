@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import threading
 import time
 from contextlib import contextmanager
@@ -52,12 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
+from ..threads import renamed_workers
 from .blocks import BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
 from .encode import encode_all, normalized
 from .errors import DatasetError, PrepareError
 from .files import StagedFiles
 from .wikitext import CLEANINGS, SPLITS
-from ..threads import renamed_workers
 
 SAMPLE = "Artificial intelligence and machine learning"
 

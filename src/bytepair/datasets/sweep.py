@@ -24,7 +24,6 @@ import functools
 import importlib.util
 import io
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -117,7 +116,6 @@ def sweep(
         "cleaning": cleaning,
         "sources": {name: s.describe() for name, s in sources.items()},
         "context_split": "val" if "val" in splits else "test" if "test" in splits else None,
-        "workers": workers,
         **{k: v for k, v in train_options.items() if k not in ("verbose", "progress")},
     }
     return SweepResult(rows, config)
