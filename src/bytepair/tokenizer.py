@@ -21,7 +21,7 @@ import numpy as np
 from . import _engine
 from .errors import SpecialTokenError, TokenIdError, UnknownCharactersError
 from .ids import checked_ids
-from .normalize import check_normalization, normalize
+from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import resolve_pattern
 from .patterns import split as regex_split
 from .special import check_disallowed, resolve_special, special_token_list, split_on_special
@@ -298,7 +298,7 @@ class Tokenizer:
         """Stage 3 on its own: the pre-tokenization pieces of ``text`` (after normalization)."""
         text = self._normalized(text)
         if self._regex_pattern is not None:
-            return regex_split(text, self.pattern)
+            return regex_split(clean_surrogates(text), self.pattern)
         if self.pattern is None:
             return [text] if text else []
         return self._engine.split(text)
@@ -310,7 +310,8 @@ class Tokenizer:
 
     def _encode_ordinary(self, text):
         if self._regex_pattern is not None:
-            return self._engine_call(self._engine.encode_pieces, regex_split(text, self.pattern))
+            # The engine's surrogate rule, applied before the regex sees a pair as two pieces.
+            return self._engine_call(self._engine.encode_pieces, regex_split(clean_surrogates(text), self.pattern))
         return self._engine_call(self._engine.encode_ordinary, text)
 
     def _engine_call(self, function, *args):
