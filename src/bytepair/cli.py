@@ -93,7 +93,7 @@ def add_training_options(parser):
     parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
     parser.add_argument("--special", nargs="+", default=None, metavar="TOKEN", help="special tokens, ids after the learned vocabulary")
     parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
-    parser.add_argument("--num-threads", type=int, default=None, help="counting threads (default: one per core)")
+    parser.add_argument("--num-threads", type=int, default=None, help="threads for counting (and for encoding in prepare/sweep); default: one per core")
     parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
