@@ -5,6 +5,7 @@ anywhere refused with one line instead of a traceback.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -18,7 +19,6 @@ import pytest
 import bytepair
 from bytepair.errors import (
     ArtifactError,
-    PatternError,
     SpecialTokenError,
     ThreadCountError,
     TokenIdError,
@@ -36,14 +36,14 @@ def python(code, timeout=120):
     """Run ``code`` in a fresh interpreter; a hang fails the test at ``timeout`` seconds."""
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, timeout=timeout,
+        capture_output=True, text=True, timeout=timeout, check=False,
     )
 
 
 def cli(*args, stdin=None, timeout=120):
     return subprocess.run(
         [sys.executable, "-m", "bytepair", *map(str, args)],
-        input=stdin, capture_output=True, text=True, timeout=timeout,
+        input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
     )
 
 
@@ -162,7 +162,7 @@ def test_text_outside_a_custom_regex_is_kept_as_its_own_pieces(pattern):
     assert "".join(split(text, pattern)) == text
     spans = [span for _, span in pre_tokenize_str(text, pattern)]
     assert spans[0][0] == 0 and spans[-1][1] == len(text)
-    assert all(a[1] == b[0] for a, b in zip(spans, spans[1:]))
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
 
 
 def test_gaps_are_pieces_between_matches():

@@ -677,7 +677,7 @@ def _segments(traced, marks):
     """``[(text, is_callers)]`` from a marked render. A marker without its partner (a template
     that cut a caller string) makes everything it might cover the caller's.
     """
-    opening, closing = marks
+    opening = marks[0]
     owner = []  # (text, depth > 0) per run between markers
     depth = 0
     start = 0
