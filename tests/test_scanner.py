@@ -107,7 +107,8 @@ def test_bad_pattern_raises_pattern_error_naming_it(bad):
 
 def test_split_gives_whole_matches_even_with_groups():
     assert patterns.split("abba", r"(a)|(b)") == ["a", "b", "b", "a"]
-    assert patterns.split("a b", r"\s*") == [" "]  # empty matches are dropped
+    # Empty matches carry no text and are dropped; the text between matches is kept as pieces.
+    assert patterns.split("a b", r"\s*") == ["a", " ", "b"]
     assert patterns.split("", "gpt2") == []
     assert patterns.split("any text", None) == ["any text"]
 

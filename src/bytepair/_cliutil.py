@@ -6,6 +6,7 @@ nothing from here or from any ``cli`` module.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -43,6 +44,7 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
     parser.add_argument("--special", nargs="+", default=None, metavar="TOKEN", help="special tokens, ids after the learned vocabulary")
     parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
+    parser.add_argument("--num-threads", type=int, default=None, help="threads for counting (and for encoding in prepare/sweep); default: one per core")
     parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
@@ -58,6 +60,27 @@ def training_options(args: argparse.Namespace) -> dict:
         normalization=args.normalization,
         special_tokens=args.special,
         byte_fallback=args.byte_fallback,
+        num_threads=args.num_threads,
         verbose=args.verbose,
         progress=False if args.quiet else None,
     )
+
+
+def check_training_options(args):
+    """Every training flag checked before any file is read or any work starts."""
+    from .train import check_options
+
+    check_options(**training_options(args))
+
+
+def check_output_file(path):
+    """Refuse an output path that cannot be written, before the work that would fill it."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"-o {str(path)!r} is a folder; give a file name, e.g. {str(path / 'tokenizer.json')!r}")
+    parent = path.parent if str(path.parent) else Path(".")
+    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise UsageError(f"-o {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"-o {str(path)!r}: the folder {str(existing)!r} is not writable")

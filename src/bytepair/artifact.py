@@ -107,18 +107,10 @@ def save(tokenizer: Any, path: str | os.PathLike) -> None:
 
 def read_json(path: str | os.PathLike) -> Any:
     """The parsed JSON of an artifact file; ``ArtifactError`` naming the file when it is not."""
+    from ._io import parse_json, read_tokenizer_text
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ArtifactError(f"{path}: no such tokenizer file") from None
-    except UnicodeDecodeError as error:
-        raise ArtifactError(f"{path}: not a tokenizer file (not UTF-8 text: {error.reason} at byte {error.start})") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as error:
-        hint = "truncated" if error.pos >= len(text.rstrip()) - 1 else "not valid JSON"
-        raise ArtifactError(f"{path}: {hint} (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    return parse_json(read_tokenizer_text(path, ArtifactError), str(path), ArtifactError)
 
 
 def from_dict(data: Any, where: str = "tokenizer") -> ArtifactContent:
@@ -153,7 +145,7 @@ def from_dict(data: Any, where: str = "tokenizer") -> ArtifactContent:
             base_tokens=data.get("base_tokens") if mode == "char" else None,
             byte_fallback=data.get("byte_fallback", False),
         )
-    except ValueError as error:
+    except (ValueError, TypeError) as error:  # a field of the wrong type ("base_tokens": 5)
         raise ArtifactError(f"{where}: {error}") from None
     expected = fingerprint_of(data)
     if data["fingerprint"] != expected:

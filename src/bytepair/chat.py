@@ -23,9 +23,17 @@ the ``tojson`` filter (no HTML escaping, ``ensure_ascii=False``), and the global
 (``bos_token``, ``eos_token``, ...). Hugging Face passes the tokenizer's special tokens as those
 variables; here the caller passes them.
 
-Safety: message text that contains one of the template's special tokens would forge structure (a
-user writing ``<|eot_id|>`` ends their own turn), so it is refused unless the caller passes
-``allow_special_in_content=True``.
+Safety: special tokens come only from the template's own text. ``apply_chat_template`` encodes
+the special-token strings that the template's literal text (and its ``*_token`` variables such as
+``bos_token``) writes as special tokens, and everything that came from the caller's data (every
+string in ``messages``, ``tools``, ``documents`` and the other variables, whatever the template
+did with it: concatenated, split across messages, lower-cased, replaced, serialized with
+``tojson``) as ordinary text. A user writing ``<|eot_id|>`` in any field cannot end their turn.
+Message ``role`` and ``content`` holding one of the template's special tokens are also refused
+outright, with an error naming the message. ``allow_special_in_content=True`` turns both off for
+trusted text. ``render_chat`` and ``tokenize=False`` return plain text, which cannot carry this
+distinction: encode chats with ``apply_chat_template``, not by encoding its text with
+``allowed_special="all"``.
 
 This module does not know any tokenizer internals: it calls ``tokenizer.encode(text,
 allowed_special="all")`` and reads ``tokenizer.special_tokens`` and ``tokenizer.normalization``.
@@ -35,6 +43,7 @@ assistant-token masks.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import re
 from collections.abc import Mapping
@@ -49,6 +58,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .errors import ChatTemplateError
 from .normalize import normalize
+from .special import special_token_list, split_on_special
 
 __all__ = [
     "BUILTIN_TEMPLATES",
@@ -123,13 +133,22 @@ def render_chat(
     NOTE: content is inserted verbatim. The Llama 3 template on the Hugging Face Hub (and Meta's
     reference code) strips whitespace around each message; the built-in ``"llama3"`` does not.
     """
+    source, clean, context = _prepared(
+        messages, template, allow_special_in_content, special_tokens, variables
+    )
+    return _render(source, clean, bool(add_generation_prompt), context)
+
+
+def _prepared(messages, template, allow_special_in_content, special_tokens, variables):
+    """(Jinja source, checked messages, template variables) for one render."""
     source, is_builtin = _resolve_template(template)
     clean = _validated_messages(messages, is_builtin)
     if not allow_special_in_content:
+        special_tokens = special_token_list(special_tokens, "special_tokens")
         protected = set(special_tokens) | _template_tokens(template, is_builtin, variables)
         _refuse_special_in_content(clean, protected)
     context = {"tools": None, "documents": None, **variables}
-    return _render(source, clean, bool(add_generation_prompt), context)
+    return source, clean, context
 
 
 def apply_chat_template(
@@ -144,9 +163,10 @@ def apply_chat_template(
 ):
     """Render ``messages`` and encode them with ``tokenizer``; ``tokenize=False`` returns the text.
 
-    The text is encoded with ``allowed_special="all"``, so the markers the template writes become
-    their special-token ids; message text cannot smuggle in any of the tokenizer's special tokens
-    unless ``allow_special_in_content=True``.
+    The special-token strings in the template's own text become their special-token ids; text
+    that came from ``messages`` or other caller data is encoded as ordinary text wherever it lands
+    (see the module docstring), unless ``allow_special_in_content=True``. For an ordinary chat the
+    ids equal ``tokenizer.encode(text, allowed_special="all")`` of the rendered text.
 
     Example:
         >>> tok = bytepair.train(corpus, mode="byte", vocab_size=300,  # doctest: +SKIP
@@ -159,20 +179,29 @@ def apply_chat_template(
     without them the markers would be encoded as plain text, so this raises instead.
     """
     special = dict(getattr(tokenizer, "special_tokens", None) or {})
-    text = render_chat(
-        messages,
-        template,
-        add_generation_prompt,
-        allow_special_in_content=allow_special_in_content,
-        special_tokens=special,
-        **template_variables,
+    source, clean, context = _prepared(
+        messages, template, allow_special_in_content, special, template_variables
     )
+    add_generation_prompt = bool(add_generation_prompt)
     if not tokenize:
-        return text
+        return _render(source, clean, add_generation_prompt, context)
+    if allow_special_in_content:
+        text = _render(source, clean, add_generation_prompt, context)
+        segments = None
+    else:
+        trusted = {name for name, value in template_variables.items() if _is_token_variable(name, value)}
+        text, segments = _render_traced(source, clean, add_generation_prompt, context, trusted)
     if isinstance(template, str) and template in BUILTIN_TEMPLATES:
         _check_tokenizer_has_tokens(template, special)
     _check_normalization_keeps_markers(text, getattr(tokenizer, "normalization", None), special)
-    return tokenizer.encode(text, allowed_special="all")
+    if segments is None:
+        return tokenizer.encode(text, allowed_special="all")
+    return _encode_segments(tokenizer, segments, special)
+
+
+def _is_token_variable(name, value):
+    """``bos_token``, ``eos_token``...: the tokenizer's own markers, part of the template."""
+    return name.endswith("_token") and isinstance(value, str) and bool(value)
 
 
 # --- resolving and validating -----------------------------------------------------------------
@@ -241,11 +270,7 @@ def _template_tokens(template, is_builtin, variables):
     """Special-token strings a template writes, as far as they can be known without a tokenizer."""
     if is_builtin:
         return set(BUILTIN_SPECIAL_TOKENS[template])
-    return {
-        value
-        for name, value in variables.items()
-        if name.endswith("_token") and isinstance(value, str) and value
-    }
+    return {value for name, value in variables.items() if _is_token_variable(name, value)}
 
 
 def _refuse_special_in_content(messages, protected):
@@ -303,9 +328,13 @@ def _raise_exception(message):
 
 def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     # Jinja's own tojson escapes <, > and & for HTML, which would change the model's input.
-    return json.dumps(
+    value, holds_callers = _unmarked_json(value)
+    text = json.dumps(
         value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
+    marks = _MARKS.get()
+    # The JSON of caller data is the caller's text as a whole, quotes and braces included.
+    return _wrap(text, marks) if holds_callers and marks else text
 
 
 def _strftime_now(date_format):
@@ -359,6 +388,29 @@ class _GenerationBlock(jinja2.ext.Extension):
         return caller()
 
 
+# Jinja's filters that take a string and give a string; on a caller's string they run on its
+# plain text and give a caller's string back (``title`` would see the marker as the first letter).
+_TEXT_FILTERS = ("capitalize", "center", "indent", "lower", "replace", "reverse", "striptags",
+                 "title", "trim", "truncate", "upper", "wordcount", "wordwrap")
+
+
+def _on_plain_text(jinja_filter):
+    pass_arg = getattr(jinja_filter, "jinja_pass_arg", None)
+    position = 0 if pass_arg is None else 1  # after the environment or context Jinja passes
+
+    def text_filter(*args, **kwargs):
+        value = args[position] if len(args) > position else None
+        if not isinstance(value, _Data):
+            return jinja_filter(*args, **kwargs)
+        args = (*args[:position], value._plain, *args[position + 1 :])
+        result = jinja_filter(*args, **kwargs)
+        return value._again(str(result)) if isinstance(result, str) else result
+
+    if pass_arg is not None:
+        text_filter.jinja_pass_arg = pass_arg
+    return text_filter
+
+
 @lru_cache(maxsize=1)
 def _environment():
     environment = ImmutableSandboxedEnvironment(
@@ -366,6 +418,8 @@ def _environment():
         lstrip_blocks=True,
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],
     )
+    for name in _TEXT_FILTERS:
+        environment.filters[name] = _on_plain_text(environment.filters[name])
     environment.filters["tojson"] = _tojson
     environment.globals["raise_exception"] = _raise_exception
     environment.globals["strftime_now"] = _strftime_now
@@ -396,3 +450,280 @@ def _render(source, messages, add_generation_prompt, context):
     except jinja2.TemplateError as error:
         # raise_exception(...) and undefined names land here: the template rejected the input.
         raise ChatTemplateError(f"chat template failed to render: {error}") from None
+
+
+# --- which text came from the caller: markers around every caller string --------------------
+#
+# A template may do anything with the caller's strings (concatenate them, lower-case them, split
+# them, serialize them as JSON), so a check on message content alone cannot tell whether a
+# special token's string in the output came from the template or from the data. Instead each
+# caller string enters the template wrapped in two Unicode noncharacters (``_Data`` below), and
+# the markers travel with the text through every operation; after rendering, the text between
+# markers is the caller's, the rest is the template's own. ``_Data`` behaves as its plain text for
+# the operations templates use on strings (==, hashing, len, slicing, strip/trim, split,
+# startswith, capitalize...), and the render is checked against a plain render: if the two
+# differ once the markers are removed, the template did something the markers cannot follow and
+# the render is refused rather than guessed.
+
+# Noncharacters are reserved for a program's internal use and never meant for interchange; two
+# that occur nowhere in the render's inputs are chosen per render.
+_NONCHARACTERS = [chr(code) for code in range(0xFDD0, 0xFDF0)]
+_MARKS = contextvars.ContextVar("bytepair_chat_marks", default=None)
+
+
+def _plain_of(value):
+    return value._plain if isinstance(value, _Data) else value
+
+
+class _Data(str):
+    """A caller's string inside a render: marker + text + marker, acting as the plain text."""
+
+    def _again(self, text):
+        return _wrap(text, self._marks)
+
+    def __eq__(self, other):
+        return self._plain == _plain_of(other)
+
+    def __ne__(self, other):
+        return self._plain != _plain_of(other)
+
+    def __lt__(self, other):
+        return self._plain < _plain_of(other)
+
+    def __le__(self, other):
+        return self._plain <= _plain_of(other)
+
+    def __gt__(self, other):
+        return self._plain > _plain_of(other)
+
+    def __ge__(self, other):
+        return self._plain >= _plain_of(other)
+
+    def __hash__(self):
+        return hash(self._plain)
+
+    def __len__(self):
+        return len(self._plain)
+
+    def __bool__(self):
+        return bool(self._plain)
+
+    def __contains__(self, item):
+        return _plain_of(item) in self._plain
+
+    def __getitem__(self, key):
+        return self._again(self._plain[key])
+
+    def __iter__(self):
+        return (self._again(character) for character in self._plain)
+
+    def __str__(self):
+        return self
+
+    def __repr__(self):
+        return repr(self._plain)
+
+    def __format__(self, spec):
+        return self._again(format(self._plain, spec))
+
+    def join(self, items):
+        return self._again(self._plain.join(_plain_of(item) for item in items))
+
+    def replace(self, old, new, count=-1):
+        return self._again(self._plain.replace(_plain_of(old), _plain_of(new), count))
+
+    def split(self, sep=None, maxsplit=-1):
+        return [self._again(part) for part in self._plain.split(_plain_of(sep), maxsplit)]
+
+    def rsplit(self, sep=None, maxsplit=-1):
+        return [self._again(part) for part in self._plain.rsplit(_plain_of(sep), maxsplit)]
+
+    def splitlines(self, keepends=False):
+        return [self._again(part) for part in self._plain.splitlines(keepends)]
+
+    def partition(self, sep):
+        return tuple(self._again(part) for part in self._plain.partition(_plain_of(sep)))
+
+    def rpartition(self, sep):
+        return tuple(self._again(part) for part in self._plain.rpartition(_plain_of(sep)))
+
+    def startswith(self, prefix, *bounds):
+        prefix = tuple(map(_plain_of, prefix)) if isinstance(prefix, tuple) else _plain_of(prefix)
+        return self._plain.startswith(prefix, *bounds)
+
+    def endswith(self, suffix, *bounds):
+        suffix = tuple(map(_plain_of, suffix)) if isinstance(suffix, tuple) else _plain_of(suffix)
+        return self._plain.endswith(suffix, *bounds)
+
+    def encode(self, *args, **kwargs):
+        return self._plain.encode(*args, **kwargs)
+
+
+def _text_method(name):
+    def method(self, *args):
+        return self._again(getattr(self._plain, name)(*map(_plain_of, args)))
+
+    method.__name__ = name
+    return method
+
+
+def _plain_method(name):
+    def method(self, *args):
+        return getattr(self._plain, name)(*map(_plain_of, args))
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("strip", "lstrip", "rstrip", "lower", "upper", "capitalize", "title", "swapcase",
+              "casefold", "center", "ljust", "rjust", "zfill", "expandtabs", "removeprefix",
+              "removesuffix"):
+    setattr(_Data, _name, _text_method(_name))
+for _name in ("find", "rfind", "index", "rindex", "count", "isalnum", "isalpha", "isascii",
+              "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable",
+              "isspace", "istitle", "isupper"):
+    setattr(_Data, _name, _plain_method(_name))
+
+
+def _wrap(text, marks):
+    data = _Data(marks[0] + text + marks[1])
+    data._plain = text
+    data._marks = marks
+    return data
+
+
+def _marked(value, marks):
+    """``value`` with every string in it (keys too) wrapped as ``_Data``."""
+    if isinstance(value, str):
+        return _wrap(value, marks)
+    if isinstance(value, Mapping):
+        return {_marked(key, marks): _marked(item, marks) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_marked(item, marks) for item in value)
+    return value
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            yield from _strings(item)
+
+
+def _choose_marks(*values):
+    used = set()
+    for value in values:
+        for text in _strings(value):
+            used.update(character for character in text if "\ufdd0" <= character <= "\ufdef")
+    free = [character for character in _NONCHARACTERS if character not in used]
+    if len(free) < 2:
+        raise ChatTemplateError(
+            "the messages use every Unicode noncharacter U+FDD0..U+FDEF, so their text cannot be "
+            "told apart from the template's; remove those characters"
+        )
+    return free[0], free[1]
+
+
+def _unmarked_json(value):
+    """``value`` with ``_Data`` replaced by plain strings, and whether there was any."""
+    if isinstance(value, _Data):
+        return value._plain, True
+    if isinstance(value, Mapping):
+        found = False
+        result = {}
+        for key, item in value.items():
+            key, key_found = _unmarked_json(key)
+            item, item_found = _unmarked_json(item)
+            result[key] = item
+            found = found or key_found or item_found
+        return result, found
+    if isinstance(value, (list, tuple)):
+        pairs = [_unmarked_json(item) for item in value]
+        return [item for item, _ in pairs], any(found for _, found in pairs)
+    return value, False
+
+
+def _render_traced(source, messages, add_generation_prompt, context, trusted):
+    """``(text, segments)``: the plain render and its ``(text, is_callers)`` parts.
+
+    ``trusted`` names the context variables that are the template's (``bos_token``...); every
+    other string, in ``messages`` and in the rest of ``context``, is the caller's.
+    """
+    plain = _render(source, messages, add_generation_prompt, context)
+    data_context = {key: value for key, value in context.items() if key not in trusted}
+    marks = _choose_marks(source, messages, context)
+    marked_context = {**context, **_marked(data_context, marks)}
+    token = _MARKS.set(marks)
+    try:
+        traced = _render(source, _marked(messages, marks), add_generation_prompt, marked_context)
+    finally:
+        _MARKS.reset(token)
+    if traced.replace(marks[0], "").replace(marks[1], "") != plain:
+        raise ChatTemplateError(
+            "the chat template transforms message text in a way whose result cannot be traced "
+            "back to the template or the messages, so special tokens in it cannot be told apart; "
+            "pass allow_special_in_content=True if the messages are trusted, or tokenize=False "
+            "to get the text"
+        )
+    return plain, _segments(traced, marks)
+
+
+def _segments(traced, marks):
+    """``[(text, is_callers)]`` from a marked render. A marker without its partner (a template
+    that cut a caller string) makes everything it might cover the caller's.
+    """
+    opening = marks[0]
+    owner = []  # (text, depth > 0) per run between markers
+    depth = 0
+    start = 0
+    for position, character in enumerate(traced):
+        if character not in marks:
+            continue
+        owner.append([traced[start:position], depth > 0])
+        start = position + 1
+        if character == opening:
+            depth += 1
+        elif depth > 0:
+            depth -= 1
+        else:
+            for run in owner:  # a closing marker whose opening was cut off
+                run[1] = True
+    owner.append([traced[start:], depth > 0])
+    segments = []
+    for text, is_callers in owner:
+        if not text:
+            continue
+        if segments and segments[-1][1] == is_callers:
+            segments[-1] = (segments[-1][0] + text, is_callers)
+        else:
+            segments.append((text, is_callers))
+    return segments
+
+
+def _encode_segments(tokenizer, segments, special):
+    """Ids of a traced render: special tokens only where the template's own text holds them;
+    the caller's text, and everything between two special tokens, as ordinary text.
+
+    The ordinary text between two special tokens is encoded in one piece, exactly as
+    ``encode(text, allowed_special="all")`` would, so an ordinary chat gets the same ids.
+    """
+    ids = []
+    pending = []
+    for text, is_callers in segments:
+        parts = [(text, False)] if is_callers else split_on_special(text, frozenset(special))
+        for part, is_special in parts:
+            if not is_special:
+                pending.append(part)
+                continue
+            if pending:
+                ids.extend(tokenizer.encode("".join(pending), disallowed_special=()))
+                pending = []
+            ids.append(special[part])
+    if pending:
+        ids.extend(tokenizer.encode("".join(pending), disallowed_special=()))
+    return ids

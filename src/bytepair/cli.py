@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 
-from ._cliutil import HelpFormatter, add_training_options, read_text, training_options
+from ._cliutil import HelpFormatter, add_training_options, check_output_file, check_training_options, read_text, training_options
 from .errors import BytepairError, UsageError
 from .normalize import normalize
 from .report import longest_tokens
@@ -36,6 +37,10 @@ def main(argv=None):
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        # subtle: the files read are size-capped, so this is a real shortage, not a bad file.
+        print("error: out of memory; give a smaller input (e.g. --max-chars) or free memory", file=sys.stderr)
+        return 1
     return result or 0
 
 
@@ -91,6 +96,8 @@ def _run_train(args):
 
     from .train import train
 
+    check_training_options(args)
+    check_output_file(args.output)
     texts = [read_text(p) for p in args.files]
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)

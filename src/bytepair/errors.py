@@ -70,6 +70,10 @@ class ChatTemplateError(BytepairError, ValueError):
     """Chat messages or a chat template that cannot be rendered."""
 
 
+class ThreadCountError(BytepairError, ValueError):
+    """A ``num_threads`` that is not a positive integer (0, -1, 2.5, True)."""
+
+
 class UsageError(BytepairError, ValueError):
     """A command-line argument that makes no sense."""
 

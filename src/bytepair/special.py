@@ -31,13 +31,74 @@ def _special_regex(tokens):
     return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
+def special_token_list(special_tokens, where="special_tokens"):
+    """The caller's special tokens as a list of strings, or a dict token -> id as given.
+
+    A bare string is one token, never its characters: ``"<|eot|>"`` means ``["<|eot|>"]``.
+    ``None`` means none.
+
+    Example:
+        >>> special_token_list("<|eot|>")
+        ['<|eot|>']
+        >>> special_token_list(("<|a|>", "<|b|>"))
+        ['<|a|>', '<|b|>']
+    """
+    if special_tokens is None:
+        return []
+    if isinstance(special_tokens, str):
+        special_tokens = [special_tokens]
+    elif isinstance(special_tokens, (bytes, bytearray)):
+        raise SpecialTokenError(
+            f"{where} must be strings, not bytes {special_tokens!r}; decode them first"
+        )
+    elif isinstance(special_tokens, dict):
+        special_tokens = dict(special_tokens)
+    else:
+        try:
+            special_tokens = list(special_tokens)
+        except TypeError:
+            raise SpecialTokenError(
+                f"{where} must be a string, a list of strings or a dict string -> id, not "
+                f"{special_tokens!r}"
+            ) from None
+    for token in special_tokens:
+        if not isinstance(token, str) or not token:
+            raise SpecialTokenError(
+                f"{where} holds {token!r}; a special token must be a non-empty string"
+            )
+    if isinstance(special_tokens, dict):
+        for token, token_id in special_tokens.items():
+            if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31:
+                raise SpecialTokenError(
+                    f"special token {token!r} asks for id {token_id!r}; ids are integers from 0 "
+                    f"to {2**31 - 1}"
+                )
+    return special_tokens
+
+
+def _token_set(value, known, name):
+    """``allowed_special`` / ``disallowed_special`` as a frozenset; a bare str is one token."""
+    if isinstance(value, str):
+        return frozenset([value])
+    try:
+        return frozenset(value)
+    except TypeError:
+        raise SpecialTokenError(
+            f"{name} must be 'all', a special token or a set of them, not {value!r}"
+        ) from None
+
+
 def resolve_special(special_tokens, allowed_special, disallowed_special):
-    """Turn the caller's switches into two frozensets: (allowed, disallowed)."""
+    """Turn the caller's switches into two frozensets: (allowed, disallowed).
+
+    A bare string other than ``"all"`` names one token (tiktoken would split it into
+    characters, which can only be a mistake).
+    """
     known = frozenset(special_tokens)
     if allowed_special == "all":
         allowed = known
     else:
-        allowed = frozenset(allowed_special)
+        allowed = _token_set(allowed_special, known, "allowed_special")
         unknown = sorted(allowed - known)
         if unknown:
             raise SpecialTokenError(
@@ -47,7 +108,7 @@ def resolve_special(special_tokens, allowed_special, disallowed_special):
     if disallowed_special == "all":
         disallowed = known - allowed
     else:
-        disallowed = frozenset(disallowed_special)
+        disallowed = _token_set(disallowed_special, known, "disallowed_special")
     return allowed, disallowed
 
 

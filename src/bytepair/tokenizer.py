@@ -31,11 +31,13 @@ from .errors import (
     TokenIdError,
     UnknownCharactersError,
 )
+from .ids import checked_ids
 from .model import MODES, RULES, MergeModel, RankModel
-from .normalize import check_normalization, normalize
+from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import resolve_pattern
 from .patterns import split as regex_split
-from .special import check_disallowed, resolve_special, split_on_special
+from .special import check_disallowed, resolve_special, special_token_list, split_on_special
+from .threads import check_num_threads
 
 __all__ = ["MODES", "RULES", "SCANNED_PATTERNS", "Tokenizer"]
 
@@ -107,6 +109,7 @@ class Tokenizer:
 
     def _install_special(self, special_tokens):
         """Give special tokens their ids (next free ids, or the ids asked for) and rebuild."""
+        special_tokens = special_token_list(special_tokens)
         learned_size = self._model.size
         if special_tokens:
             if isinstance(special_tokens, dict):
@@ -301,14 +304,19 @@ class Tokenizer:
         allowed_special: AbstractSet[str] | str = frozenset(),
         disallowed_special: Collection[str] | str = "all",
     ) -> list[list[int]]:
-        """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores)."""
+        """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores).
+
+        NOTE: only ordinary text under a named pattern (or none) runs on the threads. With a
+        custom regex, or with ``allowed_special`` non-empty, the texts are encoded one after the
+        other on the calling thread (the same ids, at ``encode``'s speed).
+        """
+        threads = check_num_threads(num_threads)
         texts = [self._normalized(t) for t in texts]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
         if allowed or self._regex_pattern is not None:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-        threads = (os.cpu_count() or 1) if num_threads is None else num_threads
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
     def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
@@ -343,7 +351,7 @@ class Tokenizer:
         """Stage 3 on its own: the pre-tokenization pieces of ``text`` (after normalization)."""
         text = self._normalized(text)
         if self._regex_pattern is not None:
-            return regex_split(text, self._pattern)
+            return regex_split(clean_surrogates(text), self._pattern)
         if self._pattern is None:
             return [text] if text else []
         return self._engine.split(text)
@@ -355,7 +363,8 @@ class Tokenizer:
 
     def _encode_ordinary(self, text):
         if self._regex_pattern is not None:
-            return self._engine_call(self._engine.encode_pieces, regex_split(text, self._pattern))
+            # The engine's surrogate rule, applied before the regex sees a pair as two pieces.
+            return self._engine_call(self._engine.encode_pieces, regex_split(clean_surrogates(text), self._pattern))
         return self._engine_call(self._engine.encode_ordinary, text)
 
     def _engine_call(self, function, *args):
@@ -399,19 +408,7 @@ class Tokenizer:
         return self.token_bytes(token_id).decode("utf-8", errors="replace")
 
     def _checked_ids(self, ids):
-        if isinstance(ids, np.ndarray):
-            if ids.size and (ids.min() < 0):
-                bad = int(np.flatnonzero(ids < 0)[0])
-                raise TokenIdError(f"token id {int(ids[bad])} at position {bad} is negative")
-            return ids.tolist()
-        ids = list(ids)
-        for position, token_id in enumerate(ids):
-            if not isinstance(token_id, (int, np.integer)) or isinstance(token_id, bool):
-                raise TokenIdError(f"token id {token_id!r} at position {position} is not an integer")
-        if ids and min(ids) < 0:
-            bad = next(p for p, i in enumerate(ids) if i < 0)
-            raise TokenIdError(f"token id {ids[bad]} at position {bad} is negative")
-        return [int(i) for i in ids]
+        return checked_ids(ids)
 
     def _holes_note(self):
         return ", some unused" if any(v is None for v in self._decode_table) else ""

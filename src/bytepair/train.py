@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -22,10 +21,11 @@ from typing import Literal
 from . import _engine
 from .errors import TrainingError
 from .model import MergeModel
-from .normalize import check_normalization, normalize
+from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import safe_cut
 from .patterns import split as regex_split
-from .special import strip_special
+from .special import special_token_list, strip_special
+from .threads import check_num_threads
 from .tokenizer import SCANNED_PATTERNS, Tokenizer, _resolve
 
 # Long texts are counted in blocks of about this many characters, one thread per block, and
@@ -35,6 +35,10 @@ from .tokenizer import SCANNED_PATTERNS, Tokenizer, _resolve
 # blocks mean fewer merges; 1 Mi is untuned beyond that reasoning.
 COUNT_BLOCK_CHARS = 1 << 20
 BATCH_CHARS = 1 << 26
+# Ids are 32-bit in the engine and in encoded arrays (uint32); a larger target is a typo.
+MAX_VOCAB_SIZE = 2**31 - 1
+# Pair counts are 64-bit in the engine.
+MAX_MIN_FREQUENCY = 2**63 - 1
 
 
 def train(
@@ -50,6 +54,7 @@ def train(
     base_tokens: Iterable[str] | None = None,
     max_chars: int | None = None,
     byte_fallback: bool = False,
+    num_threads: int | None = None,
     verbose: bool = False,
     progress: bool | None = None,
 ) -> Tokenizer:
@@ -62,34 +67,37 @@ def train(
       earlier when no pair occurs ``min_frequency`` times.
     - ``pattern``: None (seed 000: the text is one sequence), a named pattern ("gpt2",
       "cl100k"/"gpt4", "o200k", "llama3") or a regex; merges never cross its pieces.
+    - ``special_tokens``: a list of strings (a bare string is one token), or a dict token -> id.
     - ``max_chars``: train on the first ``max_chars`` characters only.
+    - ``num_threads``: counting threads for named patterns (default: one per core).
     - ``progress``: True for a bar, False for none, None for a bar on a terminal only.
     - ``verbose``: print seed 000's log (the first 20 merges and every 100th).
+
+    Every argument is checked before any text is read. Lone surrogates in the text become
+    U+FFFD and surrogate pairs their character, as in ``encode`` (tiktoken's rule).
     """
-    check_normalization(normalization)
-    if mode not in ("char", "byte"):
-        raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or vocab_size < 1:
-        raise TrainingError(f"vocab_size must be a positive integer, not {vocab_size!r}")
-    if not isinstance(min_frequency, int) or min_frequency < 1:
-        raise TrainingError(f"min_frequency must be an integer of at least 1, not {min_frequency!r}")
-    if mode == "byte" and (base_text is not None or base_tokens is not None):
-        raise TrainingError("base_text and base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
-    pattern_name, pattern_regex = _resolve(pattern)
-    specials = list(special_tokens or ())
+    checked = check_options(
+        mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+        normalization=normalization, special_tokens=special_tokens, base_text=base_text,
+        base_tokens=base_tokens, max_chars=max_chars, byte_fallback=byte_fallback,
+        num_threads=num_threads,
+    )
+    pattern_name, pattern_regex = checked["pattern"]
+    special_tokens, base_text, threads = checked["special_tokens"], checked["base_text"], checked["num_threads"]
+    specials = list(special_tokens)
 
     documents = _documents(text, max_chars)
-    documents = (normalize(d, normalization) for d in documents)
+    documents = (normalize(clean_surrogates(d), normalization) if isinstance(d, str) else d for d in documents)
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
-    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, mode)
+    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, mode, threads)
     if not chunks:
         raise TrainingError("the training text is empty; give at least two characters of text")
 
     if mode == "char":
         alphabet = set(seen_chars)
-        for extra in _as_texts(base_text):
-            alphabet.update(normalize(extra, normalization))
+        for extra in base_text:
+            alphabet.update(normalize(clean_surrogates(extra), normalization))
         alphabet.update(base_tokens or ())
         base = sorted(alphabet)
         floor = len(base)
@@ -132,6 +140,55 @@ def train(
     return tokenizer
 
 
+def check_options(
+    *,
+    mode="char",
+    vocab_size,
+    min_frequency=2,
+    pattern=None,
+    normalization=None,
+    special_tokens=None,
+    base_text=None,
+    base_tokens=None,
+    max_chars=None,
+    byte_fallback=False,
+    num_threads=None,
+    verbose=False,
+    progress=None,
+):
+    """Check ``train``'s keyword arguments without training; raises what ``train`` would.
+
+    The CLI calls it before reading any file, so a bad flag fails at once, not after training.
+    Returns the resolved values: ``pattern`` (name, regex), ``special_tokens``, ``base_text``
+    (a list) and ``num_threads``.
+
+    Example:
+        >>> check_options(mode="byte", vocab_size=300, pattern="CL100K")["pattern"][0]
+        'cl100k'
+    """
+    check_normalization(normalization)
+    if mode not in ("char", "byte"):
+        raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
+    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= MAX_VOCAB_SIZE:
+        raise TrainingError(f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}")
+    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or not 1 <= min_frequency <= MAX_MIN_FREQUENCY:
+        raise TrainingError(f"min_frequency must be an integer from 1 to {MAX_MIN_FREQUENCY}, not {min_frequency!r}")
+    if max_chars is not None and (not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1):
+        raise TrainingError(f"max_chars must be a positive integer, not {max_chars!r}")
+    if mode == "byte" and (base_text is not None or base_tokens is not None):
+        raise TrainingError("base_text and base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
+    if mode == "byte" and byte_fallback:
+        raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
+    base_text = _as_texts(base_text)
+    _check_base(base_text, base_tokens)
+    return {
+        "pattern": _resolve(pattern),
+        "special_tokens": special_token_list(special_tokens),
+        "base_text": base_text,
+        "num_threads": check_num_threads(num_threads),
+    }
+
+
 def _documents(text, max_chars):
     """The training input as an iterator of str, cut after ``max_chars`` characters."""
     if isinstance(text, str):
@@ -156,13 +213,28 @@ def _prefix(documents, limit):
         limit -= len(document)
 
 
+def _check_base(base_text, base_tokens):
+    """``base_text`` (str or list of str) and ``base_tokens`` (single characters), checked early."""
+    for extra in base_text:
+        if not isinstance(extra, str):
+            raise TrainingError(f"base_text must be a str or a list of str, and holds {extra!r}")
+    for token in base_tokens or ():
+        if not isinstance(token, str) or len(token) != 1:
+            raise TrainingError(f"base_tokens must be single characters, and holds {token!r}")
+
+
 def _as_texts(base_text):
     if base_text is None:
         return []
-    return [base_text] if isinstance(base_text, str) else list(base_text)
+    if isinstance(base_text, str):
+        return [base_text]
+    try:
+        return list(base_text)
+    except TypeError:
+        raise TrainingError(f"base_text must be a str or a list of str, not {base_text!r}") from None
 
 
-def _count_chunks(documents, pattern_name, pattern_regex, mode):
+def _count_chunks(documents, pattern_name, pattern_regex, mode, threads):
     """Unique pieces in order of first appearance, with their counts and the characters seen.
 
     Without a pattern each document is one chunk (seed 000 trains on one sequence). Named
@@ -186,17 +258,17 @@ def _count_chunks(documents, pattern_name, pattern_regex, mode):
                 batch.append(block)
                 batch_chars += len(block)
             if batch_chars >= BATCH_CHARS:
-                _count_batch(counts, batch, pattern_name)
+                _count_batch(counts, batch, pattern_name, threads)
                 batch, batch_chars = [], 0
         else:
-            counts.update(_regex_pieces(document, pattern_regex))
+            counts.update(regex_split(document, pattern_regex))
     if batch:
-        _count_batch(counts, batch, pattern_name)
+        _count_batch(counts, batch, pattern_name, threads)
     return list(counts), list(counts.values()), seen_chars
 
 
-def _count_batch(counts, blocks, pattern_name):
-    pieces, piece_counts = _engine.count_pieces(blocks, pattern_name, num_threads=os.cpu_count() or 1)
+def _count_batch(counts, blocks, pattern_name, threads):
+    pieces, piece_counts = _engine.count_pieces(blocks, pattern_name, num_threads=threads)
     if not counts:
         counts.update(dict(zip(pieces, piece_counts)))
         return
@@ -216,25 +288,6 @@ def _cut_blocks(text):
         yield text[start : start + cut]
         start += cut
     yield text[start:]
-
-
-def _regex_pieces(document, pattern_regex):
-    """Pieces of a long document under a custom regex, block by block.
-
-    subtle: a block boundary can fall inside a piece, so the last piece of each block is
-    carried over and split again with the next block; pieces before it never look past it.
-    """
-    if len(document) <= COUNT_BLOCK_CHARS:
-        return regex_split(document, pattern_regex)
-    pieces = []
-    carry = ""
-    for start in range(0, len(document), COUNT_BLOCK_CHARS):
-        block_pieces = regex_split(carry + document[start : start + COUNT_BLOCK_CHARS], pattern_regex)
-        carry = block_pieces.pop() if block_pieces else ""
-        pieces.extend(block_pieces)
-    if carry:
-        pieces.extend(regex_split(carry, pattern_regex))
-    return pieces
 
 
 def _progress_bar(progress, total):

@@ -10,7 +10,6 @@ of ``bytepair train`` is available too. This module parses and prints; the work 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -63,7 +62,7 @@ def _add_prepare(subparsers):
     _add_corpus_options(parser)
     _add_training(parser)
     parser.add_argument("-o", "--output", type=Path, default=Path("prepared"), help="output folder OUT")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="encoding threads (all cores by default)")
+    parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
     parser.add_argument("--no-pt", action="store_true", help="do not write the torch *_ids.pt files")
     parser.add_argument("--block-chars", type=int, default=ENCODE_BLOCK_CHARS, help="block size for large splits, in characters")
     parser.add_argument("--write-text", type=Path, default=None, metavar="DIR", help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt")
@@ -90,7 +89,7 @@ def _add_sweep(subparsers):
     parser.add_argument("--context", type=int, default=128, help="tokens of validation whose characters are counted")
     parser.add_argument("--words", nargs="+", default=list(RARE_WORDS), metavar="WORD", help="words whose pieces are shown")
     parser.add_argument("-o", "--output", type=Path, default=Path("sweep"), help="folder for sweep.json and sweep.png")
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="encoding threads (all cores by default)")
+    parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     parser.add_argument("--no-plot", action="store_true", help="do not draw sweep.png (no matplotlib needed)")
     parser.set_defaults(run=_run_sweep)
@@ -135,8 +134,6 @@ def _run_prepare(args):
     from .wikitext import write_texts
 
     files = split_files(args)
-    if args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, not {args.workers!r}")
     if args.block_chars < 1:
         raise UsageError(f"--block-chars must be at least 1, not {args.block_chars!r}")
     options = _training_options(args)
@@ -144,7 +141,6 @@ def _run_prepare(args):
         args.output,
         files=files,
         cleaning=args.cleaning,
-        workers=args.workers,
         pt_files=False if args.no_pt else None,
         block_chars=args.block_chars,
         **options,
@@ -167,10 +163,8 @@ def _run_sweep(args):
     options = _training_options(args)
     options.pop("vocab_size")
     log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
-    if args.workers < 1:
-        raise UsageError(f"--workers must be at least 1, not {args.workers!r}")
     result = sweep(files=files, vocab_sizes=args.vocab_sizes, dim=args.dim, context=args.context, words=args.words,
-                   cleaning=args.cleaning, workers=args.workers, log=log, **options)
+                   cleaning=args.cleaning, log=log, **options)
     paths = write_outputs(result, args.output, plot=not args.no_plot)
     if args.json:
         print(result.to_json())

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import threading
 import time
 from contextlib import contextmanager
@@ -52,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..threads import renamed_workers
 from .blocks import ENCODE_BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
 from .encode import encode_all, normalized
 from .errors import DatasetError, PrepareError
@@ -94,12 +94,13 @@ def prepare(
     mode="char",
     vocab_size=500,
     max_chars=500_000,
-    workers=None,
+    num_threads=None,
     pt_files=None,
     block_chars=ENCODE_BLOCK_CHARS,
     whole_split_chars=WHOLE_SPLIT_CHARS,
     progress=None,
     log=print,
+    workers=None,
     **train_options,
 ):
     """Train on ``train``, encode every split with the BPE and the character tokenizer, write
@@ -111,7 +112,8 @@ def prepare(
     - ``mode``, ``vocab_size``, ``max_chars`` (None: all of train) and ``train_options``
       (``min_frequency``, ``pattern``, ``normalization``, ``special_tokens``, ``byte_fallback``,
       ``verbose``) go to ``bytepair.train``; the base alphabet always comes from all splits.
-    - ``workers``: encoding threads (default: every core); ``pt_files``: write ``*_ids.pt``
+    - ``num_threads``: counting and encoding threads (default: every core; ``workers`` is its
+      deprecated old name); ``pt_files``: write ``*_ids.pt``
       (default: when torch is installed).
     - ``block_chars``: the largest block encoded at once; ``whole_split_chars``: splits up to
       this size are read into memory once. Larger ones are streamed from their files; without
@@ -126,9 +128,9 @@ def prepare(
     from bytepair.tokenizer import Tokenizer
 
     sources = split_sources(files, texts, cleaning)
-    options = dict(train_options, mode=mode, vocab_size=vocab_size)
+    workers = renamed_workers(num_threads, workers, "prepare")
+    options = dict(train_options, mode=mode, vocab_size=vocab_size, num_threads=workers)
     options.setdefault("progress", progress)
-    workers = workers or os.cpu_count() or 1
     pt_files = importlib.util.find_spec("torch") is not None if pt_files is None else pt_files
     timer, lines = Timer(), Report(log)
 

@@ -24,11 +24,11 @@ import functools
 import importlib.util
 import io
 import json
-import os
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..threads import renamed_workers
 from .errors import DatasetError, MissingDependencyError
 
 DEFAULT_VOCAB_SIZES = (300, 500, 1_000, 2_000, 8_000)
@@ -74,13 +74,14 @@ def sweep(
     mode="char",
     max_chars=500_000,
     longest=5,
-    workers=None,
+    num_threads=None,
     log=None,
+    workers=None,
     **train_options,
 ):
     """Train one tokenizer per size in ``vocab_sizes`` and measure each; returns a ``SweepResult``.
 
-    ``files``/``texts``, ``cleaning``, ``mode``, ``max_chars``, ``workers`` and
+    ``files``/``texts``, ``cleaning``, ``mode``, ``max_chars``, ``num_threads`` (``workers``: its deprecated old name) and
     ``train_options`` mean what they mean for ``prepare``. ``log`` (e.g. ``print``) gets one
     line per finished size.
     """
@@ -89,7 +90,8 @@ def sweep(
     from .prepare import base_alphabet, read_resident, split_sources
 
     sizes = _check_sizes(vocab_sizes, dim, context)
-    workers = workers or os.cpu_count() or 1
+    workers = renamed_workers(num_threads, workers, "sweep")
+    train_options["num_threads"] = workers
     sources = split_sources(files, texts, cleaning)
     splits = read_resident(sources, float("inf"))
     alphabet = base_alphabet(sources, splits, train_options.get("normalization"), 0)
@@ -114,7 +116,6 @@ def sweep(
         "cleaning": cleaning,
         "sources": {name: s.describe() for name, s in sources.items()},
         "context_split": "val" if "val" in splits else "test" if "test" in splits else None,
-        "workers": workers,
         **{k: v for k, v in train_options.items() if k not in ("verbose", "progress")},
     }
     return SweepResult(rows, config)

@@ -25,11 +25,11 @@ Example:
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
 from ..errors import FormatError
+from .._io import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
 from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
@@ -152,7 +152,7 @@ def _tiktoken(path, name):
             "bytepair.formats.load_tiktoken(path, pattern=..., special_tokens=...)"
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[known]]
-    data = path.read_bytes()
+    data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file")
     with gc_paused():
         ranks = read_ranks(data, str(path))
     _check_published(path, data, encoding, known)
@@ -173,13 +173,9 @@ def _check_published(path, data, encoding, name):
 
 
 def _json_file(path, name):
+    text = read_tokenizer_text(path, FormatError)
     with gc_paused():
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except UnicodeDecodeError as error:
-            raise FormatError(f"{path}: not UTF-8 text ({error.reason} at byte {error.start})") from None
-        except json.JSONDecodeError as error:
-            raise FormatError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        data = parse_json(text, str(path), FormatError)
         if isinstance(data, dict) and "model" in data:
             return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
     if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):

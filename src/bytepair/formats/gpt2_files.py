@@ -18,7 +18,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from ..bytelevel import BYTE_TO_CHAR, readable_to_bytes
@@ -68,10 +67,9 @@ def _to_bytes(text, where, number):
 
 
 def _read_encoder(encoder_text, where):
-    try:
-        encoder = json.loads(encoder_text)
-    except json.JSONDecodeError as error:
-        raise FormatError(f"{where}: encoder.json is not valid JSON (line {error.lineno}: {error.msg})") from None
+    from .._io import parse_json
+
+    encoder = parse_json(encoder_text, f"{where}: encoder.json", FormatError)
     if not isinstance(encoder, dict):
         raise FormatError(f"{where}: encoder.json must map token strings to ids, not be a {type(encoder).__name__}")
     return encoder
@@ -110,8 +108,10 @@ def load_gpt2_files(encoder_path, merges_path, *, name="gpt2"):
         if not path.is_file():
             raise FormatError(f"{path}: no such file; GPT-2's vocabulary needs both encoder.json and vocab.bpe")
     where = str(encoder_path.parent)
+    from .._io import read_tokenizer_text
+
     ranks, specials = read_gpt2_files(
-        encoder_path.read_text(encoding="utf-8"), merges_path.read_text(encoding="utf-8"), where
+        read_tokenizer_text(encoder_path, FormatError), read_tokenizer_text(merges_path, FormatError), where
     )
     pattern = ENCODINGS["r50k_base"].pattern
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=specials, name=name)

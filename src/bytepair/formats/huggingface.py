@@ -26,7 +26,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from .. import bytelevel
@@ -52,16 +51,12 @@ def load_huggingface(path, *, name=None):
     Example:
         >>> tok = load_huggingface("tokenizer.json")  # doctest: +SKIP
     """
+    from .._io import parse_json, read_tokenizer_text
+
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FormatError(f"{path}: no such tokenizer.json file") from None
+    text = read_tokenizer_text(path, FormatError, "tokenizer.json file")
     with gc_paused():
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise FormatError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        data = parse_json(text, str(path), FormatError)
         return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
 
 

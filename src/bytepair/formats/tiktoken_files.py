@@ -167,11 +167,10 @@ def load_tiktoken(path, *, pattern, special_tokens=None, name=None):
     Example:
         >>> tok = load_tiktoken("mine.tiktoken", pattern="gpt2", special_tokens={"<|end|>": 300})  # doctest: +SKIP
     """
+    from .._io import MAX_TOKENIZER_BYTES, read_limited
+
     path = Path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise FormatError(f"{path}: no such tiktoken rank file") from None
+    data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file")
     with gc_paused():
         ranks = read_ranks(data, str(path))
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens, name=name or path.stem)

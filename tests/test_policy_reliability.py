@@ -1,0 +1,446 @@
+"""Policy that keeps bytepair safe inside someone else's job: patterns that cannot hang or lose
+text, special tokens that are never split, one surrogate rule, bounded arguments, and files from
+anywhere refused with one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import bytepair
+from bytepair.errors import (
+    ArtifactError,
+    SpecialTokenError,
+    ThreadCountError,
+    TokenIdError,
+    TrainingError,
+)
+from bytepair.patterns import PATTERNS, pre_tokenize_str, resolve_pattern, split
+from bytepair.tokenizer import Tokenizer
+
+TEXT = "the cat sat on the mat. the hat is flat, the bat is fat.\n" * 20
+CATASTROPHIC = r"(a|aa)+$"
+HANGING_TEXT = "a" * 40 + "b"  # 2**40 ways to split the a's before the match fails
+
+
+def python(code, timeout=120):
+    """Run ``code`` in a fresh interpreter; a hang fails the test at ``timeout`` seconds."""
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+def cli(*args, stdin=None, timeout=120):
+    return subprocess.run(
+        [sys.executable, "-m", "bytepair", *map(str, args)],
+        input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+    )
+
+
+# --- 4. a catastrophic custom regex ends with a PatternError -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "bytepair.Tokenizer(mode='byte', pattern=PATTERN).encode(TEXT)",
+        "bytepair.Tokenizer(mode='byte', pattern=PATTERN).split(TEXT)",
+        "bytepair.Tokenizer(mode='byte', pattern=PATTERN).encode_batch([TEXT])",
+        "bytepair.train(TEXT, mode='byte', vocab_size=260, pattern=PATTERN)",
+        "bytepair.patterns.split(TEXT, PATTERN)",
+    ],
+)
+def test_catastrophic_pattern_raises_instead_of_hanging(call):
+    result = python(f"""
+        import bytepair, bytepair.patterns
+        from bytepair.errors import PatternError
+        PATTERN, TEXT = {CATASTROPHIC!r}, {HANGING_TEXT!r}
+        try:
+            {call}
+        except PatternError as error:
+            print("PatternError:", error)
+    """)
+    assert result.returncode == 0, result.stderr
+    assert "PatternError:" in result.stdout
+    assert repr(CATASTROPHIC) in result.stdout  # names the pattern
+    assert "at character 0" in result.stdout  # and where in the text
+
+
+def test_catastrophic_pattern_error_names_the_position_after_the_good_part():
+    result = python(f"""
+        import bytepair
+        from bytepair.errors import PatternError
+        try:
+            bytepair.patterns.split("bb " + {HANGING_TEXT!r}, r"b+|\\s|(a|aa)+$")
+        except PatternError as error:
+            print(error)
+    """)
+    assert "at character 3 " in result.stdout, result.stdout + result.stderr
+
+
+def test_ctrl_c_interrupts_a_catastrophic_match():
+    # The child restores Python's SIGINT handler (a background child may start with it ignored)
+    # and reports KeyboardInterrupt; the match itself would run for hours.
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import signal, sys, bytepair.patterns
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            bytepair.patterns.MATCH_TIMEOUT = 3600.0
+            print("ready", flush=True)
+            try:
+                bytepair.Tokenizer(mode="byte", pattern={CATASTROPHIC!r}).encode("a" * 60 + "b")
+            except KeyboardInterrupt:
+                print("interrupted", flush=True)
+                sys.exit(3)
+        """)],
+        stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        import time
+
+        time.sleep(1.0)  # let the match start
+        child.send_signal(signal.SIGINT)
+        output, _ = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+    assert child.returncode == 3 and "interrupted" in output
+
+
+def test_custom_patterns_split_long_text_exactly_as_one_finditer():
+    # The time limit restarts the search every STRETCH_CHARS characters; the pieces must not change.
+    import regex
+
+    text = (TEXT + "x" * 100 + " ünïcode 123 ") * 400
+    pattern = r"\w+|[^\w\s]+|\s+(?!\S)|\s"
+    assert split(text, pattern) == [m.group() for m in regex.finditer(pattern, text)]
+
+
+# --- 11. pattern names, and text a custom regex does not match ---------------------------------
+
+
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("cl100k_base", "cl100k"), ("CL100K", "cl100k"), ("Cl100k_Base", "cl100k"), ("gpt4", "cl100k"),
+        ("GPT2", "gpt2"), ("r50k_base", "gpt2"), ("p50k_base", "gpt2"),
+        ("o200k_base", "o200k"), ("gpt4o", "o200k"), ("O200K", "o200k"), ("LLAMA3", "llama3"),
+    ],
+)
+def test_vocabulary_names_and_any_case_name_a_pattern(spelling, name):
+    assert resolve_pattern(spelling) == (name, PATTERNS[name])
+    tok = Tokenizer(mode="byte", pattern=spelling)
+    assert tok.pattern_name == name
+    assert tok.decode(tok.encode("hello world")) == "hello world"
+    assert tok.split("hello world") == ["hello", " world"]
+
+
+def test_training_with_a_vocabulary_name_as_pattern_trains_on_the_text():
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270, pattern="cl100k_base")
+    assert tok.pattern_name == "cl100k"
+    assert tok.merges
+
+
+@pytest.mark.parametrize("pattern", [r"\w+", r"[a-z]", r"cat|mat", r"x*"])
+def test_text_outside_a_custom_regex_is_kept_as_its_own_pieces(pattern):
+    text = "the cat, sat on 7 mats! ünï"
+    tok = Tokenizer(mode="byte", pattern=pattern)
+    pieces = tok.split(text)
+    assert "".join(pieces) == text
+    assert tok.decode(tok.encode(text)) == text
+    assert "".join(split(text, pattern)) == text
+    spans = [span for _, span in pre_tokenize_str(text, pattern)]
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(a[1] == b[0] for a, b in itertools.pairwise(spans))
+
+
+def test_gaps_are_pieces_between_matches():
+    assert split("hello, world!", r"\w+") == ["hello", ", ", "world", "!"]
+
+
+def test_training_sees_the_gaps_too():
+    # Before, a regex matching only letters dropped every space and comma from training.
+    tok = bytepair.train("ab, ab, ab, ab, ab, ab", mode="char", vocab_size=8, pattern=r"[a-z]+")
+    assert tok.decode(tok.encode("ab, ab")) == "ab, ab"
+    assert (",", " ") in tok.merges
+
+
+# --- 12. a bare string of special tokens is one token --------------------------------------------
+
+
+def test_special_tokens_as_a_string_is_one_token():
+    tok = Tokenizer(mode="byte", special_tokens="<|eot|>")
+    assert list(tok.special_tokens) == ["<|eot|>"]
+    trained = bytepair.train(TEXT + "<|eot|>", mode="byte", vocab_size=260, special_tokens="<|eot|>")
+    assert list(trained.special_tokens) == ["<|eot|>"]
+    assert trained.encode("<|eot|>", allowed_special="<|eot|>") == [trained.special_tokens["<|eot|>"]]
+    tok.add_special_tokens("<|pad|>")
+    assert list(tok.special_tokens) == ["<|eot|>", "<|pad|>"]
+
+
+def test_allowed_and_disallowed_special_as_a_string_name_one_token():
+    tok = Tokenizer(mode="byte", special_tokens=["<|eot|>", "<|pad|>"])
+    # A string is not a set of its characters: "<" alone must stay ordinary text.
+    assert tok.encode("a<b", disallowed_special="<|eot|>") == list(b"a<b")
+    assert tok.encode("<|pad|>", allowed_special="<|pad|>") == [tok.special_tokens["<|pad|>"]]
+    with pytest.raises(SpecialTokenError):
+        tok.encode("x", allowed_special="<|nope|>")
+
+
+@pytest.mark.parametrize("bad", [[""], [5], b"<|eot|>", {"<|a|>": -1}, {"<|a|>": "1"}, 7])
+def test_bad_special_tokens_are_refused_clearly(bad):
+    with pytest.raises(SpecialTokenError):
+        Tokenizer(mode="byte", special_tokens=bad)
+    with pytest.raises(SpecialTokenError):
+        bytepair.train(TEXT, mode="byte", vocab_size=260, special_tokens=bad)
+
+
+def test_cli_special_is_one_token_per_flag_value(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT + "<|eot|>", encoding="utf-8")
+    out = tmp_path / "tok.json"
+    result = cli("train", corpus, "--mode", "byte", "--vocab-size", 260, "--special", "<|eot|>", "-o", out, "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert list(Tokenizer.load(out).special_tokens) == ["<|eot|>"]
+
+
+# --- 14. one surrogate policy, bounded sizes, decode arguments, options checked first -------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [dict(mode="byte"), dict(mode="char"), dict(mode="byte", pattern="gpt2"), dict(mode="byte", pattern=r"\w+|\W")],
+)
+def test_training_treats_lone_surrogates_as_encoding_does(options):
+    text = "hello \ud800 world \ud83d\ude00 " * 20
+    tok = bytepair.train(text, vocab_size=280, min_frequency=2, **options)
+    # Encoding turns a lone surrogate into U+FFFD and a pair into its character; training saw the same.
+    assert tok.decode(tok.encode(text)) == text.replace("\ud800", "\ufffd").replace("\ud83d\ude00", "😀")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(vocab_size=2**63), dict(vocab_size=2**31), dict(vocab_size=0), dict(vocab_size=True),
+        dict(vocab_size=300, min_frequency=2**64), dict(vocab_size=300, min_frequency=True),
+        dict(vocab_size=300, max_chars=0), dict(vocab_size=300, max_chars=2.5),
+        dict(vocab_size=300, mode="byte", byte_fallback=True),
+        dict(vocab_size=300, base_tokens=["ab"]), dict(vocab_size=300, base_text=[5]), dict(vocab_size=300, base_text=5),
+    ],
+)
+def test_out_of_range_training_options_are_training_errors(options):
+    with pytest.raises(TrainingError):
+        bytepair.train(TEXT, **options)
+
+
+def test_training_options_are_checked_before_the_text_is_read():
+    def text():
+        raise AssertionError("the text was read before the options were checked")
+        yield ""  # pragma: no cover
+
+    with pytest.raises(TrainingError, match="byte_fallback"):
+        bytepair.train(text(), mode="byte", vocab_size=300, byte_fallback=True)
+
+
+@pytest.mark.parametrize("threads", [0, -1, 2.5, True, "4", 10**12])
+def test_num_threads_out_of_range_is_an_error(threads):
+    tok = Tokenizer(mode="byte")
+    with pytest.raises(ThreadCountError):
+        tok.encode_batch(["a"], num_threads=threads)
+    with pytest.raises(ThreadCountError):
+        bytepair.train(TEXT, mode="byte", vocab_size=260, num_threads=threads)
+
+
+def test_num_threads_on_train_gives_the_same_tokenizer():
+    one = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=1)
+    three = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=3)
+    assert one.fingerprint == three.fingerprint
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        np.array([1.0, 2.0]), np.array([[1, 2], [3, 4]]), np.array(["1", "2"]), np.array([True, False]),
+        np.array([1, 2], dtype=object), [True, 1], [1.0], "12", b"\x01",
+    ],
+)
+def test_decode_refuses_what_is_not_a_sequence_of_integer_ids(ids):
+    tok = Tokenizer(mode="byte")
+    with pytest.raises(TokenIdError):
+        tok.decode(ids)
+
+
+def test_decode_still_takes_integer_arrays_of_every_width():
+    tok = Tokenizer(mode="byte")
+    for dtype in (np.uint8, np.uint16, np.int32, np.uint32, np.int64):
+        assert tok.decode(np.array([104, 105], dtype=dtype)) == "hi"
+
+
+def test_cli_byte_fallback_in_byte_mode_fails_before_training(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "tok.json"
+    result = cli("train", corpus, "--mode", "byte", "--byte-fallback", "-o", out)
+    assert result.returncode == 2
+    assert "byte_fallback" in result.stderr and "Traceback" not in result.stderr
+    assert "training" not in result.stderr  # it stopped before printing the configuration
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--vocab-size", "99999999999999999999"], ["--num-threads", "0"], ["--min-frequency", "0"],
+        ["--max-chars", "-3"], ["--pattern", "(unclosed"],
+    ],
+)
+def test_cli_train_refuses_bad_flags_at_once(tmp_path, flags):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    result = cli("train", corpus, *flags, "-o", tmp_path / "tok.json")
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.startswith("error: ") and "Traceback" not in result.stderr
+
+
+def test_cli_train_refuses_a_folder_as_output_before_training(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    result = cli("train", corpus, "-o", tmp_path)
+    assert result.returncode == 2 and "is a folder" in result.stderr
+    assert "training" not in result.stderr
+
+
+def test_prepare_keeps_workers_as_a_deprecated_name(tmp_path):
+    from bytepair.datasets.prepare import prepare
+
+    texts = {"train": TEXT * 3, "val": TEXT}
+    with pytest.warns(DeprecationWarning, match="num_threads"):
+        old = prepare(tmp_path / "old", texts=texts, vocab_size=40, workers=2, pt_files=False, log=lambda line: None, progress=False)
+    new = prepare(tmp_path / "new", texts=texts, vocab_size=40, num_threads=2, pt_files=False, log=lambda line: None, progress=False)
+    assert old.tokenizer.fingerprint == new.tokenizer.fingerprint
+    with pytest.raises(ThreadCountError):
+        prepare(tmp_path / "bad", texts=texts, vocab_size=40, num_threads=0, pt_files=False, log=lambda line: None)
+
+
+# --- 9. files that cannot be tokenizers or texts: one line, no traceback -------------------------
+
+
+def _deep_json(path):
+    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
+
+
+def _huge_int_json(path):
+    path.write_text('{"type": "character_bpe", "base_tokens": ["a"], "merges": [], "vocab_size": '
+                    + "9" * 5000 + ', "fingerprint": "x"}', encoding="utf-8")
+
+
+def _wrong_types_json(path):
+    path.write_text(json.dumps({"type": "character_bpe", "base_tokens": 5, "merges": [], "fingerprint": 3}), encoding="utf-8")
+
+
+def _wrong_merges_json(path):
+    path.write_text(json.dumps({"type": "byte_bpe", "merges": {"a": 1}, "fingerprint": "x"}), encoding="utf-8")
+
+
+BAD_TOKENIZERS = {
+    "deep": _deep_json,
+    "huge_int": _huge_int_json,
+    "wrong_types": _wrong_types_json,
+    "wrong_merges": _wrong_merges_json,
+}
+
+
+@pytest.fixture
+def bad_tokenizer(tmp_path, request):
+    maker = BAD_TOKENIZERS[request.param]
+    path = tmp_path / f"{request.param}.json"
+    maker(path)
+    return path
+
+
+@pytest.mark.parametrize("bad_tokenizer", sorted(BAD_TOKENIZERS), indirect=True)
+def test_broken_tokenizer_files_are_artifact_errors(bad_tokenizer):
+    with pytest.raises(ArtifactError):
+        Tokenizer.load(bad_tokenizer)
+
+
+@pytest.mark.parametrize("bad_tokenizer", sorted(BAD_TOKENIZERS), indirect=True)
+@pytest.mark.parametrize("command", ["encode", "decode", "inspect", "compare"])
+def test_cli_refuses_broken_tokenizer_files_in_one_line(tmp_path, bad_tokenizer, command):
+    text = tmp_path / "text.txt"
+    text.write_text("1 2 3", encoding="utf-8")
+    if command == "inspect":
+        result = cli("inspect", bad_tokenizer)
+    elif command == "compare":
+        result = cli("compare", text, "-t", bad_tokenizer)
+    else:
+        result = cli(command, text, "-t", bad_tokenizer)
+    assert result.returncode in (1, 2)
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and str(bad_tokenizer.name) in result.stderr
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["encode", "-t", "/dev/zero", "TEXT"],
+        ["decode", "-t", "/dev/zero", "TEXT"],
+        ["inspect", "/dev/zero"],
+        ["encode", "-t", "TOK", "/dev/zero"],
+        ["decode", "-t", "TOK", "/dev/zero"],
+        ["train", "/dev/zero", "-o", "OUT"],
+        ["train", "TEXT", "--base-text", "/dev/zero", "-o", "OUT"],
+        ["compare", "/dev/zero", "-t", "TOK"],
+        ["compare", "TEXT", "-t", "/dev/zero"],
+    ],
+)
+def test_dev_zero_is_refused_at_once(tmp_path, args):
+    text = tmp_path / "text.txt"
+    text.write_text(TEXT, encoding="utf-8")
+    tok = tmp_path / "tok.json"
+    bytepair.train(TEXT, mode="char", vocab_size=40).save(tok)
+    names = {"TEXT": text, "TOK": tok, "OUT": tmp_path / "out.json"}
+    result = cli(*[names.get(a, a) for a in args], timeout=60)
+    assert result.returncode in (1, 2)
+    assert "Traceback" not in result.stderr
+    assert result.stderr.startswith("error: ") and ("/dev/zero" in result.stderr)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
+def test_formats_loaders_refuse_devices():
+    from bytepair.errors import FormatError
+    from bytepair.formats import load_huggingface, load_tiktoken
+
+    with pytest.raises(FormatError, match="device"):
+        load_tiktoken("/dev/zero", pattern="gpt2")
+    with pytest.raises(FormatError, match="device"):
+        load_huggingface("/dev/zero")
+
+
+def test_oversized_tokenizer_file_is_refused_without_reading_it_all(tmp_path, monkeypatch):
+    import bytepair.reading
+
+    path = tmp_path / "big.json"
+    path.write_text(" " * 5000 + "{}", encoding="utf-8")
+    monkeypatch.setattr(bytepair.reading, "MAX_TOKENIZER_BYTES", 1000)
+    with pytest.raises(ArtifactError, match="larger than"):
+        Tokenizer.load(path)
+
+
+def test_decode_of_a_5000_digit_id_is_one_line(tmp_path):
+    tok = tmp_path / "tok.json"
+    bytepair.train(TEXT, mode="char", vocab_size=40).save(tok)
+    result = cli("decode", "-t", tok, stdin="9" * 5000)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
