@@ -430,11 +430,11 @@ def test_formats_loaders_refuse_devices():
 
 
 def test_oversized_tokenizer_file_is_refused_without_reading_it_all(tmp_path, monkeypatch):
-    import bytepair.reading
+    import bytepair._io
 
     path = tmp_path / "big.json"
     path.write_text(" " * 5000 + "{}", encoding="utf-8")
-    monkeypatch.setattr(bytepair.reading, "MAX_TOKENIZER_BYTES", 1000)
+    monkeypatch.setattr(bytepair._io, "MAX_TOKENIZER_BYTES", 1000)
     with pytest.raises(ArtifactError, match="larger than"):
         Tokenizer.load(path)
 

@@ -235,8 +235,8 @@ def test_count_pieces_equals_the_engine_and_a_counter(documents, pattern):
 def test_count_pieces_equals_training_counts_with_documents_cut_into_blocks(documents, pattern):
     name, regex = (None, None) if pattern is None else patterns.resolve_pattern(pattern)
     # tiny blocks and batches, so that long documents are cut and counted in several batches
-    with mock.patch.object(train_module, "BLOCK_CHARS", 40), mock.patch.object(train_module, "BATCH_CHARS", 100):
-        pieces, counts, _ = train_module._count_chunks(documents, name, regex, "char")
+    with mock.patch.object(train_module, "COUNT_BLOCK_CHARS", 40), mock.patch.object(train_module, "BATCH_CHARS", 100):
+        pieces, counts, _ = train_module._count_chunks(documents, name, regex, "char", 1)
     assert list(zip(pieces, counts)) == list(reference.count_pieces(documents, pattern).items())
 
 
