@@ -112,7 +112,8 @@ def encode_corpus(
     options = dict(read_options, split_on=getattr(split_on, "pattern", split_on), eot=eot_token, allowed_special=sorted(allowed),
                    val_fraction=val_fraction, val_documents=val_documents, seed=seed, shard_tokens=shard_tokens)
     dtype = _shards.array_dtype(tokenizer.vocab_size)
-    run = {"fingerprint": tokenizer.fingerprint, "inputs": [s.describe() for s in sources], "options": options}
+    fingerprint = tokenizer.fingerprint  # computed once: it hashes the whole vocabulary
+    run = {"fingerprint": fingerprint, "inputs": [s.describe() for s in sources], "options": options}
     threads = num_threads or os.cpu_count() or 1
 
     with FolderLock(out), sigterm_as_interrupt():
@@ -135,7 +136,7 @@ def encode_corpus(
                 kept = sum(len(w.shards) for w in writers.values())
                 log(f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue")
             raise
-        meta = _meta(name, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
+        meta = _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
         text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
         write_bytes_atomic(partial / "meta.json", lambda f: f.write(text.encode("utf-8")))
         for leftover in (_shards.LOG, _shards.RUN):
@@ -493,7 +494,7 @@ def _progress_bar(progress):
 # -- metadata and report ----------------------------------------------------------------------------
 
 
-def _meta(name, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options):
+def _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options):
     from bytepair import __version__
 
     splits = {}
@@ -510,7 +511,7 @@ def _meta(name, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources,
     return {
         "format": _shards.META_FORMAT,
         "tokenizer": name,
-        "fingerprint": tokenizer.fingerprint,
+        "fingerprint": fingerprint,
         "vocab_size": tokenizer.vocab_size,
         "dtype": dtype,
         "byte_order": "little",
