@@ -41,7 +41,7 @@ TIKTOKEN_NAMES = {"gpt2": "gpt2", "cl100k_base": "cl100k_base", "o200k_base": "o
 def articles(path):
     """WikiText-2's articles: a top-level heading line `` = Title = `` starts each one."""
     text = path.read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.M)]
+    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.MULTILINE)]
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
@@ -124,11 +124,16 @@ def main(argv=None):
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             print(f"peak RSS of this process (documents held in memory for the baselines): {peak:,.0f} MB")
         if args.rss or args.rss_only:
-            command = [sys.executable, "-m", "bytepair", "encode-corpus", str(corpus), "-t", args.tokenizer, "--vocab-dir", str(DATA / "vocab"),
+            # The child reports its own high-water mark (VmHWM): RUSAGE_CHILDREN would also count
+            # the pages of this process that a forked child shares before it runs the command.
+            child = ("import runpy, sys; sys.argv = ['bytepair'] + sys.argv[1:]\n"
+                     "try:\n    runpy.run_module('bytepair', run_name='__main__')\n"
+                     "finally:\n    print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1], file=sys.stderr)")
+            command = [sys.executable, "-c", child, "encode-corpus", str(corpus), "-t", args.tokenizer, "--vocab-dir", str(DATA / "vocab"),
                        "-o", str(work / "rss-out"), "--threads", str(args.threads), "--quiet"]
             env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-            seconds, _ = timed(lambda: subprocess.run(command, check=True, env=env, stdout=subprocess.DEVNULL))
-            peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+            seconds, done = timed(lambda: subprocess.run(command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            peak = int(done.stderr.strip().splitlines()[-1]) / 1024
             print(f"encode-corpus in a child process: {seconds:.1f}s, {mb / seconds:.1f} MB/s, peak RSS {peak:,.0f} MB for {mb:,.0f} MB of text")
 
 

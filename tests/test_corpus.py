@@ -49,8 +49,7 @@ def tokenizer():
 
 def write_jsonl(path, documents, field="text"):
     with open(path, "w", encoding="utf-8") as file:
-        for doc in documents:
-            file.write(json.dumps({field: doc, "id": 1}) + "\n")
+        file.writelines(json.dumps({field: doc, "id": 1}) + "\n" for doc in documents)
     return path
 
 
@@ -136,7 +135,7 @@ def test_text_folder_recursive_gz_and_json_array(tokenizer, tmp_path):
 
 
 def test_split_on_cuts_text_files_into_documents(tokenizer, tmp_path, monkeypatch):
-    import bytepair.datasets.documents as documents
+    from bytepair.datasets import documents
 
     monkeypatch.setattr(documents, "SPLIT_WINDOW", 64)  # many windows: cuts across window edges
     monkeypatch.setattr(documents, "SPLIT_MARGIN", 16)
@@ -156,7 +155,7 @@ def test_glob_and_stdin(tokenizer, tmp_path):
     tokenizer.save(artifact)
     lines = "".join(json.dumps({"text": d}) + "\n" for d in DOCUMENTS[:3])
     result = subprocess.run([sys.executable, "-m", "bytepair", "encode-corpus", "-", "-t", str(artifact), "-o", str(tmp_path / "stdin-out"), "--quiet"],
-                            input=lines.encode(), capture_output=True, env=_env(), timeout=120)
+                            input=lines.encode(), capture_output=True, check=False, env=_env(), timeout=120)
     assert result.returncode == 0, result.stderr
     assert decode_documents(tokenizer, stream(tmp_path / "stdin-out"), meta["eot_id"]) == DOCUMENTS[:3]
 
@@ -164,7 +163,7 @@ def test_glob_and_stdin(tokenizer, tmp_path):
 def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    import bytepair.datasets.documents as documents
+    from bytepair.datasets import documents
 
     monkeypatch.setattr(documents, "PARQUET_BATCH_ROWS", 3)
     table = pa.table({"content": DOCUMENTS, "n": list(range(len(DOCUMENTS)))})
@@ -314,8 +313,8 @@ def _big_corpus(tmp_path, count=4000):
 def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_identical(tokenizer, tmp_path):
     import bytepair.datasets.corpus as corpus_module
 
-    corpus, docs = _big_corpus(tmp_path, 1500)
-    options = dict(shard_tokens=2000, val_fraction=0.1, seed=5, chunk_bytes=4000)
+    corpus, _ = _big_corpus(tmp_path, 1500)
+    options = {"shard_tokens": 2000, "val_fraction": 0.1, "seed": 5, "chunk_bytes": 4000}
     reference = encode_corpus([corpus], tokenizer, tmp_path / "ref", **quiet(**options))
     calls = [0]
     original = tokenizer.encode_batch
@@ -367,7 +366,7 @@ def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path,
     corpus, _ = _big_corpus(tmp_path, 30000)
     command = [sys.executable, "-m", "bytepair", "encode-corpus", str(corpus), "-t", "gpt2", "--vocab-dir", str(VOCAB),
                "--shard-tokens", "20000", "--val-fraction", "0.05", "--quiet", "--threads", "2"]
-    reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300)
+    reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False)
     assert reference.returncode == 0, reference.stderr
     rng = np.random.default_rng(int(time.time()))
     for attempt in range(3):
@@ -384,7 +383,7 @@ def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path,
         partial = tmp_path / ".out.partial"
         if kill_signal == signal.SIGTERM:  # cleanup ran: no temporary shard left
             assert not list(partial.glob(".*.tmp"))
-        resumed = subprocess.run(command + ["-o", str(out), "--resume"], capture_output=True, env=_env(), timeout=300)
+        resumed = subprocess.run(command + ["-o", str(out), "--resume"], capture_output=True, env=_env(), timeout=300, check=False)
         assert resumed.returncode == 0, resumed.stderr
     ref_files = sorted(p.name for p in (tmp_path / "ref").iterdir())
     assert sorted(p.name for p in out.iterdir()) == ref_files
@@ -402,7 +401,7 @@ def _wikitext_articles(limit=None):
     import re
 
     text = (DATA / "wikitext-2" / "valid.txt").read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.M)]
+    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.MULTILINE)]
     docs = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
     return docs[:limit]
 

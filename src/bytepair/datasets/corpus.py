@@ -43,7 +43,14 @@ from bytepair.errors import PreparedDataError, UsageError
 
 from . import shards as _shards
 from .documents import ReadStats, check_readers, find_inputs, read_documents
-from .files import FolderLock, remove_stale, sibling, sigterm_as_interrupt, switch_folder, write_bytes_atomic
+from .files import (
+    FolderLock,
+    remove_stale,
+    sibling,
+    sigterm_as_interrupt,
+    switch_folder,
+    write_bytes_atomic,
+)
 
 # End-of-text tokens of the published vocabularies, tried in order for eot="auto": GPT-2, r50k,
 # p50k, cl100k and o200k use <|endoftext|>; Llama 3 uses <|end_of_text|> (<|eot_id|> ends a
@@ -108,9 +115,9 @@ def encode_corpus(
         raise UsageError("standard input can be read only once: use val_fraction instead of val_documents, and no resume")
     out = Path(out)
     _check_replaceable(out)
-    read_options = dict(text_field=text_field, split_on=split_on, skip_bad=skip_bad)
-    options = dict(read_options, split_on=getattr(split_on, "pattern", split_on), eot=eot_token, allowed_special=sorted(allowed),
-                   val_fraction=val_fraction, val_documents=val_documents, seed=seed, shard_tokens=shard_tokens)
+    read_options = {"text_field": text_field, "split_on": split_on, "skip_bad": skip_bad}
+    options = {**read_options, "split_on": getattr(split_on, "pattern", split_on), "eot": eot_token, "allowed_special": sorted(allowed),
+               "val_fraction": val_fraction, "val_documents": val_documents, "seed": seed, "shard_tokens": shard_tokens}
     dtype = _shards.array_dtype(tokenizer.vocab_size)
     fingerprint = tokenizer.fingerprint  # computed once: it hashes the whole vocabulary
     run = {"fingerprint": fingerprint, "inputs": [s.describe() for s in sources], "options": options}
@@ -335,7 +342,7 @@ def special_regex(tokens):
 
 
 class _Chunk:
-    __slots__ = ("texts", "splits", "characters", "bytes", "ends", "read_bytes")
+    __slots__ = ("bytes", "characters", "ends", "read_bytes", "splits", "texts")
 
     def __init__(self):
         self.texts, self.splits, self.characters, self.bytes, self.ends = [], [], [], [], []
@@ -392,7 +399,7 @@ class _Pipeline:
     def _guard(self, work, channel):
         try:
             work(channel)
-        except BaseException as error:  # handed to the calling thread, which raises it
+        except BaseException as error:  # noqa: BLE001 - handed to the calling thread, which raises it
             self._errors.append(error)
             self._stop.set()
 
@@ -518,8 +525,8 @@ def _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipel
         "eot": eot_token,
         "eot_id": eot_id,
         "splits": splits,
-        "order": "inputs in the order listed (folders and globs sorted by path), documents in file order; "
-                 "each split keeps that order; every document is followed by eot_id when it is not null",
+        "order": ("inputs in the order listed (folders and globs sorted by path), documents in file order; "
+                  "each split keeps that order; every document is followed by eot_id when it is not null"),
         "documents": {
             "total": pipeline.documents,
             "empty_dropped": pipeline.stats.empty,
@@ -539,8 +546,9 @@ def summary(meta, pipeline, seconds, out):
     text_bytes = sum(s["bytes"] for s in meta["splits"].values())
     parts = ", ".join(f"{name} {s['documents']:,} documents {s['tokens']:,} tokens in {len(s['shards'])} file(s)" for name, s in meta["splits"].items())
     speed = pipeline.encoded_bytes / seconds / 1e6 if seconds else 0.0
-    lines = [f"encoded {meta['documents']['total']:,} documents ({text_bytes / 1e6:,.1f} MB) into {tokens:,} {meta['dtype']} tokens "
-             f"in {seconds:.1f}s ({speed:,.1f} MB/s, {pipeline.encoded_tokens / max(seconds, 1e-9):,.0f} tokens/s): {parts}; wrote {out}"]
+    rate = pipeline.encoded_tokens / max(seconds, 1e-9)
+    lines = [(f"encoded {meta['documents']['total']:,} documents ({text_bytes / 1e6:,.1f} MB) into {tokens:,} {meta['dtype']} tokens "
+              f"in {seconds:.1f}s ({speed:,.1f} MB/s, {rate:,.0f} tokens/s): {parts}; wrote {out}")]
     documents = meta["documents"]
     if documents["bad_skipped"]:
         lines.append("skipped bad documents: " + ", ".join(f"{count:,} {reason}" for reason, count in documents["bad_skipped"].items()))

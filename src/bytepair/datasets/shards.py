@@ -99,7 +99,7 @@ class ShardWriter:
         name = shard_name(self.split, len(self.shards), self.limit is not None)
         self._final = self.folder / name
         self._temporary = self.folder / f".{name}.tmp"
-        self._file = open(self._temporary, "wb")
+        self._file = open(self._temporary, "wb")  # noqa: SIM115 - open across add() calls, closed by _close/discard
         self._sha = hashlib.sha256()
         self._tokens = self._documents = self._characters = self._bytes = 0
 
