@@ -86,6 +86,11 @@ class DatasetError(BytepairError, ValueError):
     """A corpus folder or split file that cannot be used (missing split, not UTF-8, empty)."""
 
 
+class DocumentError(DatasetError):
+    """A corpus document that cannot be read: invalid UTF-8, bad JSON, a missing or non-string
+    text field. The message names the file and the line (or row)."""
+
+
 class DownloadError(BytepairError, OSError):
     """A download that failed (offline, HTTP error, a file without the expected content)."""
 

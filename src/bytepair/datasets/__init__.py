@@ -5,7 +5,10 @@
 - ``encode``: encode splits on a thread pool into token files, checking every block;
 - ``prepare``: train, encode every split with the BPE and the character tokenizer, check,
   and write ``np.memmap``-ready ``.bin`` streams with a ``meta.json`` (``bytepair prepare``);
-- ``sweep``: compare vocabulary sizes (``bytepair sweep``).
+- ``sweep``: compare vocabulary sizes (``bytepair sweep``);
+- ``documents``, ``corpus``, ``shards``: any corpus (text, JSON Lines, Parquet) through any
+  tokenizer into np.memmap-ready shards (``encode_corpus``, ``bytepair encode-corpus``), read
+  back with ``open_shards``.
 
 The entry functions live in their modules (``bytepair.datasets.prepare.prepare``,
 ``bytepair.datasets.sweep.sweep``), so that each module name means one thing.
@@ -16,6 +19,8 @@ Example:
     >>> prepare("prepared", files=find_split_files("data/wikitext-2"))        # doctest: +SKIP
 """
 
+from .corpus import encode_corpus
+from .shards import open_shards
 from .wikitext import clean_text, download_wikitext, find_split_files, load_wikitext, write_texts
 
-__all__ = ["clean_text", "download_wikitext", "find_split_files", "load_wikitext", "write_texts"]
+__all__ = ["clean_text", "download_wikitext", "encode_corpus", "find_split_files", "load_wikitext", "open_shards", "write_texts"]

@@ -31,6 +31,7 @@ PREPARE_EPILOG = (
 def register(subparsers):
     _add_prepare(subparsers)
     _add_sweep(subparsers)
+    _add_encode_corpus(subparsers)
 
 
 def _add_corpus_options(parser):
@@ -172,4 +173,60 @@ def _run_sweep(args):
         for line in table(result):
             print(line)
         print("wrote " + ", ".join(str(p) for p in paths.values()))
+    return 0
+
+
+# -- encode-corpus ------------------------------------------------------------------------------
+
+
+def _add_encode_corpus(subparsers):
+    parser = subparsers.add_parser(
+        "encode-corpus",
+        help="encode a corpus (text, JSON Lines, Parquet) with any tokenizer into np.memmap-ready shards",
+        description="Stream the documents of INPUT... through a tokenizer into OUT/train.bin (and val.bin, or shards) with OUT/meta.json.",
+        epilog="Example: bytepair encode-corpus data/*.jsonl.gz -t gpt2 -o out --val-fraction 0.01; then "
+               "np.memmap('out/train.bin', dtype=np.uint16, mode='r') in the training loop.",
+        formatter_class=_formatter,
+    )
+    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="files, folders (recursive), globs of .txt/.jsonl/.json/.parquet (optionally .gz/.zst), or - for standard input")
+    parser.add_argument("-t", "--tokenizer", required=True, help="a published name (gpt2, cl100k_base, o200k_base, llama3, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="output folder OUT")
+    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument("--text-field", default="text", help="JSON field / Parquet column holding the text")
+    parser.add_argument("--split-on", default=None, metavar="REGEX", help="cut text files into documents at this regex (e.g. '\\n\\s*\\n' for blank lines); default: one document per file")
+    parser.add_argument("--eot", default="auto", metavar="TOKEN", help="special token after every document; auto: the tokenizer's end-of-text token if it has one; none: nothing")
+    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens whose strings in documents become special ids, or 'all'; others are encoded as text")
+    parser.add_argument("--val-fraction", type=float, default=None, metavar="F", help="each document goes to val.bin with probability F")
+    parser.add_argument("--val-documents", type=int, default=None, metavar="N", help="exactly N documents go to val.bin (reads the inputs twice)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the validation split")
+    parser.add_argument("--shard-tokens", type=int, default=None, metavar="N", help="shards of at most N tokens (SPLIT_000000.bin, ...); default one file per split")
+    parser.add_argument("--resume", action="store_true", help="continue an interrupted run of the same command after its last complete shard")
+    parser.add_argument("--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="encoding threads")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    parser.set_defaults(run=_run_encode_corpus)
+
+
+def _run_encode_corpus(args):
+    from .corpus import encode_corpus
+
+    encode_corpus(
+        args.inputs,
+        args.tokenizer,
+        args.output,
+        vocab_dir=args.vocab_dir,
+        text_field=args.text_field,
+        split_on=args.split_on,
+        eot=args.eot,
+        allowed_special="all" if args.allowed_special == "all" else [t for t in args.allowed_special.split(",") if t],
+        val_fraction=args.val_fraction,
+        val_documents=args.val_documents,
+        seed=args.seed,
+        shard_tokens=args.shard_tokens,
+        resume=args.resume,
+        skip_bad=args.skip_bad,
+        num_threads=args.threads,
+        progress=False if args.quiet else None,
+        log=lambda line: print(line, file=sys.stderr) if line.startswith(("resuming", "removing", "nothing", "interrupted")) else print(line),
+    )
     return 0

@@ -3,6 +3,7 @@
 from bytepair.errors import (  # noqa: F401  (re-exported)
     ChecksumError,
     DatasetError,
+    DocumentError,
     DownloadError,
     MissingDependencyError,
     PrepareError,

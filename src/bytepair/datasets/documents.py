@@ -1,0 +1,401 @@
+"""Documents out of corpus files: text files, JSON Lines, JSON arrays and Parquet, compressed or not.
+
+``find_inputs`` turns what a user typed (files, folders, globs, ``-``) into ``Input`` records
+(path, format, compression, size, modification time); ``read_documents`` yields the documents
+of one input as strings, in file order, streamed (a JSON array is the one format read whole).
+This module knows nothing about tokenizers or shards (``corpus.py``, ``shards.py``), so that a
+distributed run can read one input per worker with the same function.
+
+Formats, by file name (compression suffix ``.gz`` or ``.zst`` first)::
+
+    .txt              one document per file, or documents cut by a separator regex (split_on)
+    .jsonl, .ndjson   one JSON object per line; the document is its ``text_field``
+    .json             a JSON array of objects, or JSON Lines (what HF ``to_json`` writes)
+    .parquet          the ``text_field`` column, batch by batch (needs pyarrow)
+    -                 standard input: JSON Lines if it starts with ``{``, else text
+
+A bad document (invalid UTF-8, bad JSON, a missing or non-string field) raises
+``DocumentError`` naming the file and the line (or row); with ``skip_bad`` it is counted in
+``ReadStats`` and skipped instead. Empty documents are dropped and counted.
+
+Example:
+    >>> [source] = find_inputs(["corpus.jsonl"])                      # doctest: +SKIP
+    >>> next(read_documents(source, text_field="text"))                # doctest: +SKIP
+    'The first article ...'
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import importlib.util
+import io
+import json
+import os
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import regex
+
+from bytepair.errors import DocumentError, MissingDependencyError, UsageError
+
+FORMATS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet"}
+COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
+# Text files cut by a separator are searched in windows of this many characters; a separator
+# match is only trusted when it ends this far before the window's end (see ``_split_stream``).
+SPLIT_WINDOW = 1 << 22
+SPLIT_MARGIN = 1 << 16
+PARQUET_BATCH_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class Input:
+    """One input: ``path`` (``"-"`` for standard input), ``format``, ``compression``, and the
+    size and modification time of the file (``None`` for standard input)."""
+
+    path: str
+    format: str
+    compression: str | None = None
+    size: int | None = None
+    mtime: float | None = None
+
+    def describe(self):
+        return {"path": self.path, "format": self.format, "compression": self.compression, "size": self.size, "mtime": self.mtime}
+
+
+@dataclass
+class ReadStats:
+    """What reading found besides documents: bad ones skipped (by reason) and empty ones."""
+
+    skipped: dict = field(default_factory=dict)
+    empty: int = 0
+
+    def skip(self, reason):
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+
+def input_format(name):
+    """``(format, compression)`` from a file name, or ``(None, None)`` when it is not a corpus file."""
+    suffixes = [s.lower() for s in Path(name).suffixes]
+    compression = COMPRESSIONS.get(suffixes[-1]) if suffixes else None
+    if compression:
+        suffixes = suffixes[:-1]
+    return (FORMATS.get(suffixes[-1]) if suffixes else None), compression
+
+
+def find_inputs(items):
+    """The inputs named by ``items`` (files, folders searched recursively, globs, ``-``), in the
+    order given; inside a folder or glob, in sorted path order. Hidden files are left out of
+    folders. Raises ``UsageError`` for a name that matches nothing usable.
+
+    Example:
+        >>> [i.path for i in find_inputs(["docs/"])]  # doctest: +SKIP
+        ['docs/a.txt', 'docs/sub/b.jsonl.gz']
+    """
+    if isinstance(items, (str, os.PathLike)):
+        items = [items]
+    found = []
+    for item in items:
+        item = str(item)
+        if item == "-":
+            found.append(Input("-", "auto"))
+            continue
+        path = Path(item)
+        if path.is_file():
+            found.append(_file_input(path, explicit=True))
+        elif path.is_dir():
+            files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0])
+            if not files:
+                raise UsageError(f"folder {item!r} holds no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
+            found.extend(_file_input(p) for p in files)
+        elif glob.has_magic(item):
+            files = sorted(Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file() and input_format(p)[0])
+            if not files:
+                raise UsageError(f"pattern {item!r} matches no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
+            found.extend(_file_input(p) for p in files)
+        else:
+            raise UsageError(f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input")
+    return found
+
+
+def _hidden(relative):
+    return any(part.startswith(".") for part in relative.parts)
+
+
+def _file_input(path, explicit=False):
+    fmt, compression = input_format(path.name)
+    if fmt is None:
+        if not explicit:
+            raise AssertionError(path)  # folders and globs keep only known formats
+        raise UsageError(
+            f"input {str(path)!r}: unknown format; name it .txt, .jsonl, .json or .parquet "
+            "(optionally followed by .gz or .zst)"
+        )
+    if fmt == "parquet" and compression:
+        raise UsageError(f"input {str(path)!r}: Parquet compresses its columns itself; decompress the file first")
+    stat = path.stat()
+    return Input(str(path), fmt, compression, stat.st_size, stat.st_mtime)
+
+
+def check_readers(inputs):
+    """Raise ``MissingDependencyError`` before any work if an input needs a missing optional package."""
+    if any(i.format == "parquet" for i in inputs) and importlib.util.find_spec("pyarrow") is None:
+        raise MissingDependencyError("reading .parquet files needs pyarrow: pip install 'bytepair[parquet]'")
+    if any(i.compression == "zstd" for i in inputs) and importlib.util.find_spec("zstandard") is None:
+        raise MissingDependencyError("reading .zst files needs the zstandard package: pip install zstandard")
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def read_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None):
+    """The non-empty documents of one ``Input``, as strings, in file order.
+
+    - ``text_field``: the field (JSON) or column (Parquet) holding the text.
+    - ``split_on``: a regex (string or compiled); a text file is then cut into the documents
+      between its matches (e.g. ``r"\\n\\s*\\n"``: blank lines). Default: a file is one document.
+    - ``skip_bad``: skip bad documents (counted in ``stats``) instead of raising ``DocumentError``.
+
+    NOTE: a separator is searched in windows of 4M characters; a pattern whose match depends on
+    text more than 64K characters away is not supported.
+    """
+    stats = stats if stats is not None else ReadStats()
+    reader = _Reader(source, text_field, _compiled(split_on), skip_bad, stats)
+    for text in reader.documents():
+        if text:
+            yield text
+        else:
+            stats.empty += 1
+
+
+def _compiled(split_on):
+    if split_on is None or hasattr(split_on, "finditer"):
+        return split_on
+    try:
+        return regex.compile(split_on)
+    except regex.error as error:
+        raise UsageError(f"--split-on {split_on!r} is not a valid regex: {error}") from None
+
+
+class _Reader:
+    def __init__(self, source, text_field, split_on, skip_bad, stats):
+        self.source, self.field, self.split_on, self.skip_bad, self.stats = source, text_field, split_on, skip_bad, stats
+        self.name = "standard input" if source.path == "-" else source.path
+
+    def bad(self, where, problem, reason):
+        if self.skip_bad:
+            self.stats.skip(reason)
+            return
+        raise DocumentError(f"{self.name}, {where}: {problem}; fix or remove it, or pass --skip-bad (skip_bad=True) to skip bad documents")
+
+    def documents(self):
+        try:
+            yield from self._documents()
+        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+            raise DocumentError(f"{self.name}: cannot decompress it ({error or type(error).__name__}); is the file complete?") from None
+        except Exception as error:
+            if type(error).__module__ == "zstd" or "Zstd" in type(error).__name__:
+                raise DocumentError(f"{self.name}: cannot decompress it ({error}); is the file complete?") from None
+            raise
+
+    def _documents(self):
+        if self.source.format == "parquet":
+            yield from self._parquet()
+            return
+        with self._open() as (binary, fmt):
+            if fmt == "txt":
+                yield from self._text(binary)
+            elif fmt == "jsonl":
+                yield from self._json_lines(binary)
+            else:
+                yield from self._json(binary)
+
+    # -- opening
+
+    def _open(self):
+        return _Opened(self.source)
+
+    # -- text
+
+    def _text(self, binary):
+        if self.split_on is None:
+            text = self._decoded(binary.read(), "the file")
+            if text is not None:
+                yield text
+            return
+        yield from self._split_stream(binary)
+
+    def _decoded(self, data, where, offset=0):
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as error:
+            line = data[: error.start].count(b"\n") + 1 + offset
+            self.bad(f"line {line}", f"not UTF-8 (byte {data[error.start:error.start + 1]!r})", "invalid UTF-8")
+            return None
+
+    def _split_stream(self, binary):
+        """Documents between separator matches, read window by window.
+
+        subtle: a match is only trusted when it ends ``SPLIT_MARGIN`` characters before the end
+        of what has been read (more text could extend it); the rest is carried into the next window.
+        """
+        decoder = io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="")
+        carry, line_base, eof = "", 1, False
+        while not eof:
+            try:
+                block = decoder.read(SPLIT_WINDOW)
+            except UnicodeDecodeError:
+                self.bad(f"near line {line_base + carry.count(chr(10))}", "not UTF-8", "invalid UTF-8")
+                return  # the rest of a file that is not UTF-8 cannot be cut reliably
+            eof = not block
+            text = carry + block
+            limit = len(text) if eof else len(text) - SPLIT_MARGIN
+            start = 0
+            for match in self.split_on.finditer(text):
+                if match.end() > limit or match.end() == match.start():
+                    if match.end() > limit:
+                        break
+                    continue
+                yield text[start:match.start()]
+                start = match.end()
+            if eof:
+                yield text[start:]
+            else:
+                line_base += text.count("\n", 0, start)
+                carry = text[start:]
+
+    # -- JSON
+
+    def _json_lines(self, binary):
+        for number, line in enumerate(binary, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except UnicodeDecodeError:
+                self.bad(f"line {number}", "not UTF-8", "invalid UTF-8")
+                continue
+            except (ValueError, RecursionError) as error:
+                problem = f"not valid JSON ({error})" if isinstance(error, ValueError) else "JSON nested too deeply"
+                self.bad(f"line {number}", problem, "bad JSON")
+                continue
+            text = self._field(record, f"line {number}")
+            if text is not None:
+                yield text
+
+    def _json(self, binary):
+        head = binary.peek(64)[:64] if hasattr(binary, "peek") else b""
+        if head.lstrip()[:1] != b"[":
+            yield from self._json_lines(binary)
+            return
+        data = binary.read()
+        try:
+            records = json.loads(data)
+        except UnicodeDecodeError:
+            self.bad("the file", "not UTF-8", "invalid UTF-8")
+            return
+        except (ValueError, RecursionError) as error:
+            raise DocumentError(f"{self.name}: not valid JSON ({error}); a .json input is a JSON array of objects or JSON Lines") from None
+        for number, record in enumerate(records):
+            text = self._field(record, f"item {number}")
+            if text is not None:
+                yield text
+
+    def _field(self, record, where):
+        if not isinstance(record, dict):
+            self.bad(where, f"a JSON {type(record).__name__}, not an object with a {self.field!r} field", "not an object")
+            return None
+        if self.field not in record:
+            self.bad(where, f"no field {self.field!r} (fields: {', '.join(map(repr, list(record)[:10]))}); choose it with --text-field", "missing field")
+            return None
+        text = record[self.field]
+        if not isinstance(text, str):
+            self.bad(where, f"field {self.field!r} is {type(text).__name__} {_short(text)}, not a string", "not a string")
+            return None
+        return _no_surrogates(text, self, where)
+
+    # -- Parquet
+
+    def _parquet(self):
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(self.source.path)
+        except (pa.ArrowException, OSError) as error:
+            raise DocumentError(f"{self.name}: not a readable Parquet file ({error})") from None
+        schema = parquet.schema_arrow
+        if self.field not in schema.names:
+            raise DocumentError(f"{self.name}: no column {self.field!r} (columns: {', '.join(map(repr, schema.names))}); choose it with --text-field")
+        kind = schema.field(self.field).type
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            raise DocumentError(f"{self.name}: column {self.field!r} holds {kind}, not strings; choose the text column with --text-field")
+        row = 0
+        # Batches rather than whole row groups: a FineWeb row group can hold a gigabyte of text.
+        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[self.field]):
+            for text in batch.column(0).to_pylist():
+                if text is None:
+                    self.bad(f"row {row}", f"column {self.field!r} is null", "null")
+                else:
+                    text = _no_surrogates(text, self, f"row {row}")
+                    if text is not None:
+                        yield text
+                row += 1
+
+
+def _no_surrogates(text, reader, where):
+    # JSON escapes can spell lone surrogates ("\ud800"), which are not text and cannot be encoded.
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            reader.bad(where, f"a lone surrogate {text[error.start]!r} at character {error.start}", "invalid UTF-8")
+            return None
+    return text
+
+
+def _short(value):
+    shown = repr(value)
+    return shown if len(shown) <= 40 else shown[:37] + "..."
+
+
+class _Opened:
+    """``with _Opened(source) as (binary, format)``: a buffered binary stream, decompressed."""
+
+    def __init__(self, source):
+        self.source = source
+        self.closing = []
+
+    def __enter__(self):
+        source = self.source
+        if source.path == "-":
+            raw = sys.stdin.buffer
+            head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+            compression = "gzip" if head[:2] == b"\x1f\x8b" else "zstd" if head == b"\x28\xb5\x2f\xfd" else None
+        else:
+            raw = open(source.path, "rb")
+            self.closing.append(raw)
+            compression = source.compression
+        if compression == "gzip":
+            raw = gzip.GzipFile(fileobj=raw, mode="rb")
+            self.closing.append(raw)
+        elif compression == "zstd":
+            if importlib.util.find_spec("zstandard") is None:
+                raise MissingDependencyError("reading .zst files needs the zstandard package: pip install zstandard")
+            import zstandard
+
+            raw = zstandard.ZstdDecompressor().stream_reader(raw)
+            self.closing.append(raw)
+        binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=1 << 20)
+        fmt = source.format
+        if fmt == "auto":
+            start = binary.peek(256)[:256].lstrip()
+            fmt = "jsonl" if start[:1] == b"{" else "txt"
+        return binary, fmt
+
+    def __exit__(self, *exc_info):
+        for stream in reversed(self.closing):
+            stream.close()
+        return False

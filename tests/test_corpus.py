@@ -1,0 +1,472 @@
+"""``bytepair encode-corpus`` / ``encode_corpus``: documents in, shards out, exactly.
+
+Small generated corpora (a tokenizer trained here, or the published vocabularies when the data
+folder is present) so that most tests run in seconds; the real-data tests are marked slow.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bytepair import train
+from bytepair.cli import main
+from bytepair.datasets.corpus import SplitChooser, encode_corpus
+from bytepair.datasets.shards import open_shards
+from bytepair.errors import DocumentError, PreparedDataError, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = Path(os.environ.get("BYTEPAIR_DATA", ROOT.parent / "shared" / "data"))
+VOCAB = DATA / "vocab"
+needs_vocab = pytest.mark.skipif(not (VOCAB / "gpt2.tiktoken").is_file(), reason=f"vocabulary files not found in {VOCAB} (set BYTEPAIR_DATA)")
+
+DOCUMENTS = [
+    "The first document.\nIt has two lines.",
+    "Second: numbers 12345 and 3.14, CJK 你好世界, emoji 🌍.",
+    "  leading spaces\r\n\tand tabs  ",
+    "def foo(x):\n    return x + 1\n",
+    "Ünïcödé façade naïve café",
+    "short",
+    "a" * 500,
+    "Special token string inside: <|endoftext|> stays text.",
+] * 5
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    text = "\n".join(DOCUMENTS) * 3
+    return train(text, mode="byte", vocab_size=400, pattern="gpt2", special_tokens=["<|endoftext|>"], progress=False)
+
+
+def write_jsonl(path, documents, field="text"):
+    with open(path, "w", encoding="utf-8") as file:
+        file.writelines(json.dumps({field: doc, "id": 1}) + "\n" for doc in documents)
+    return path
+
+
+def decode_documents(tokenizer, ids, eot_id):
+    """The documents of a stream: ids cut after each eot id, each piece decoded."""
+    ids = np.asarray(ids).tolist()
+    docs, current = [], []
+    for token in ids:
+        if token == eot_id:
+            docs.append(tokenizer.decode(current))
+            current = []
+        else:
+            current.append(token)
+    assert not current, "the stream does not end with the eot id"
+    return docs
+
+
+def stream(out, split="train", tokenizer=None):
+    arrays = open_shards(out, split, tokenizer=tokenizer)
+    return np.concatenate(arrays) if arrays else np.zeros(0)
+
+
+def quiet(**options):
+    return dict(progress=False, log=None, **options)
+
+
+# -- round trip, order, formats -------------------------------------------------------------------
+
+
+def test_shards_decode_back_to_the_documents_joined_by_eot(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", DOCUMENTS)
+    meta = encode_corpus([corpus], tokenizer, tmp_path / "out", **quiet())
+    eot = tokenizer.special_tokens["<|endoftext|>"]
+    assert meta["eot"] == "<|endoftext|>" and meta["eot_id"] == eot
+    ids = stream(tmp_path / "out")
+    assert decode_documents(tokenizer, ids, eot) == DOCUMENTS
+    # each document's ids are exactly what encode gives it (special strings as text)
+    expected = [i for doc in DOCUMENTS for i in [*tokenizer.encode_ordinary(doc), eot]]
+    assert ids.tolist() == expected
+    train_meta = meta["splits"]["train"]
+    assert train_meta["documents"] == len(DOCUMENTS) and train_meta["tokens"] == len(expected)
+    assert train_meta["characters"] == sum(map(len, DOCUMENTS))
+    assert train_meta["bytes"] == sum(len(d.encode()) for d in DOCUMENTS)
+    assert meta["documents"]["special_strings_as_text"] == {"<|endoftext|>": 5}
+    assert meta["dtype"] == "uint16" and (tmp_path / "out" / "train.bin").stat().st_size == 2 * len(expected)
+    assert json.loads((tmp_path / "out" / "meta.json").read_text()) == meta
+
+
+def test_allowed_special_strings_become_their_ids(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", ["a<|endoftext|>b"])
+    meta = encode_corpus([corpus], tokenizer, tmp_path / "out", allowed_special="all", **quiet())
+    eot = tokenizer.special_tokens["<|endoftext|>"]
+    ids = stream(tmp_path / "out").tolist()
+    assert ids == tokenizer.encode("a<|endoftext|>b", allowed_special="all") + [eot]
+    assert meta["documents"]["special_strings_as_special"] == {"<|endoftext|>": 1}
+
+
+def test_eot_none_and_unknown_eot(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", ["one", "two"])
+    encode_corpus([corpus], tokenizer, tmp_path / "out", eot="none", **quiet())
+    assert stream(tmp_path / "out").tolist() == tokenizer.encode("one") + tokenizer.encode("two")
+    with pytest.raises(UsageError, match="<\\|nope\\|>"):
+        encode_corpus([corpus], tokenizer, tmp_path / "out2", eot="<|nope|>", **quiet())
+
+
+def test_text_folder_recursive_gz_and_json_array(tokenizer, tmp_path):
+    folder = tmp_path / "in"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "b.txt").write_text(DOCUMENTS[0], encoding="utf-8")
+    (folder / "sub" / "a.txt").write_text(DOCUMENTS[1], encoding="utf-8")
+    with gzip.open(folder / "sub" / "c.jsonl.gz", "wt", encoding="utf-8") as file:
+        file.write(json.dumps({"text": DOCUMENTS[2]}) + "\n\n" + json.dumps({"text": DOCUMENTS[3]}) + "\n")
+    (folder / "d.json").write_text(json.dumps([{"text": DOCUMENTS[4]}, {"text": DOCUMENTS[5]}]), encoding="utf-8")
+    (folder / ".hidden.txt").write_text("never read", encoding="utf-8")
+    (folder / "notes.md").write_text("not a corpus file", encoding="utf-8")
+    meta = encode_corpus([folder], tokenizer, tmp_path / "out", **quiet())
+    eot = meta["eot_id"]
+    # sorted by path: b.txt, d.json, sub/a.txt, sub/c.jsonl.gz
+    expected = [DOCUMENTS[0], DOCUMENTS[4], DOCUMENTS[5], DOCUMENTS[1], DOCUMENTS[2], DOCUMENTS[3]]
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), eot) == expected
+    assert [Path(i["path"]).name for i in meta["inputs"]] == ["b.txt", "d.json", "a.txt", "c.jsonl.gz"]
+    assert all(i["size"] > 0 and i["mtime"] > 0 for i in meta["inputs"])
+
+
+def test_split_on_cuts_text_files_into_documents(tokenizer, tmp_path, monkeypatch):
+    from bytepair.datasets import documents
+
+    monkeypatch.setattr(documents, "SPLIT_WINDOW", 64)  # many windows: cuts across window edges
+    monkeypatch.setattr(documents, "SPLIT_MARGIN", 16)
+    docs = [d.replace("\r\n", "\n").strip() for d in DOCUMENTS]
+    path = tmp_path / "c.txt"
+    path.write_text("\n\n".join(docs) + "\n\n\n", encoding="utf-8")
+    meta = encode_corpus([path], tokenizer, tmp_path / "out", split_on=r"\n\s*\n", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == docs
+
+
+def test_glob_and_stdin(tokenizer, tmp_path):
+    for number in range(3):
+        write_jsonl(tmp_path / f"part{number}.jsonl", [f"document {number}"])
+    meta = encode_corpus([str(tmp_path / "part*.jsonl")], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == [f"document {n}" for n in range(3)]
+    artifact = tmp_path / "tok.json"
+    tokenizer.save(artifact)
+    lines = "".join(json.dumps({"text": d}) + "\n" for d in DOCUMENTS[:3])
+    result = subprocess.run([sys.executable, "-m", "bytepair", "encode-corpus", "-", "-t", str(artifact), "-o", str(tmp_path / "stdin-out"), "--quiet"],
+                            input=lines.encode(), capture_output=True, check=False, env=_env(), timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert decode_documents(tokenizer, stream(tmp_path / "stdin-out"), meta["eot_id"]) == DOCUMENTS[:3]
+
+
+def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from bytepair.datasets import documents
+
+    monkeypatch.setattr(documents, "PARQUET_BATCH_ROWS", 3)
+    table = pa.table({"content": DOCUMENTS, "n": list(range(len(DOCUMENTS)))})
+    pq.write_table(table, tmp_path / "c.parquet", row_group_size=7)
+    meta = encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", text_field="content", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
+    with pytest.raises(DocumentError, match="no column 'text'.*'content'"):
+        encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out2", **quiet())
+    with pytest.raises(DocumentError, match="column 'n' holds int64"):
+        encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out3", text_field="n", **quiet())
+
+
+def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monkeypatch):
+    import importlib.util
+
+    from bytepair.errors import MissingDependencyError
+
+    (tmp_path / "c.parquet").write_bytes(b"PAR1")
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyarrow" else real(name, *a))
+    with pytest.raises(MissingDependencyError, match=r"bytepair\[parquet\]"):
+        encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
+
+
+# -- bad documents -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    (b'{"text": "ok"', "line 2: not valid JSON"),
+    (b'{"body": "x"}', "line 2: no field 'text'"),
+    (b'{"text": 42}', "line 2: field 'text' is int 42"),
+    (b'["text"]', "line 2: a JSON list"),
+    (b'{"text": "\xff\xfe"}', "line 2: not UTF-8"),
+    (b'{"text": "\\ud800"}', "line 2: a lone surrogate"),
+])
+def test_a_bad_document_names_file_and_line_or_is_skipped(tokenizer, tmp_path, line, message):
+    path = tmp_path / "c.jsonl"
+    path.write_bytes(b'{"text": "good one"}\n' + line + b'\n{"text": "good two"}\n')
+    with pytest.raises(DocumentError, match=f"c.jsonl, {message}"):
+        encode_corpus([path], tokenizer, tmp_path / "out", **quiet())
+    assert not (tmp_path / "out").exists()
+    meta = encode_corpus([path], tokenizer, tmp_path / "out", skip_bad=True, **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == ["good one", "good two"]
+    assert sum(meta["documents"]["bad_skipped"].values()) == 1
+
+
+def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
+    (tmp_path / "bad.txt").write_bytes(b"line one\nline \xff two\n")
+    with pytest.raises(DocumentError, match="bad.txt, line 2: not UTF-8"):
+        encode_corpus([tmp_path / "bad.txt"], tokenizer, tmp_path / "out", **quiet())
+    data = gzip.compress(b'{"text": "x"}\n' * 1000)
+    (tmp_path / "cut.jsonl.gz").write_bytes(data[: len(data) // 2])
+    with pytest.raises(DocumentError, match="cut.jsonl.gz: cannot decompress"):
+        encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
+
+
+def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"text": 1}\n', encoding="utf-8")
+    artifact = tmp_path / "tok.json"
+    tokenizer.save(artifact)
+    assert main(["encode-corpus", str(path), "-t", str(artifact), "-o", str(tmp_path / "out"), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}, line 1: field 'text' is int 1")
+    assert main(["encode-corpus", str(tmp_path / "missing.jsonl"), "-t", str(artifact), "-o", str(tmp_path / "out")]) == 2
+    assert "no such file or folder" in capsys.readouterr().err
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "precious.txt").write_text("x")
+    write_jsonl(path, ["a"])
+    assert main(["encode-corpus", str(path), "-t", str(artifact), "-o", str(tmp_path / "mine")]) == 2
+    assert "not an earlier encode-corpus output" in capsys.readouterr().err
+    assert (tmp_path / "mine" / "precious.txt").exists()
+
+
+# -- splits, shards, determinism -----------------------------------------------------------------------
+
+
+def test_val_split_is_deterministic_by_whole_documents(tokenizer, tmp_path):
+    docs = [f"document number {n} " * (n % 7 + 1) for n in range(200)]
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    meta = encode_corpus([corpus], tokenizer, tmp_path / "a", val_fraction=0.2, seed=3, **quiet())
+    encode_corpus([corpus], tokenizer, tmp_path / "b", val_fraction=0.2, seed=3, **quiet())
+    other = encode_corpus([corpus], tokenizer, tmp_path / "c", val_fraction=0.2, seed=4, **quiet())
+    eot = meta["eot_id"]
+    train_docs = decode_documents(tokenizer, stream(tmp_path / "a", "train"), eot)
+    val_docs = decode_documents(tokenizer, stream(tmp_path / "a", "val"), eot)
+    chooser = SplitChooser(val_fraction=0.2, seed=3)
+    assert val_docs == [d for i, d in enumerate(docs) if chooser(i)]
+    assert train_docs == [d for i, d in enumerate(docs) if not chooser(i)]
+    assert 10 < len(val_docs) < 70
+    for split in ("train", "val"):
+        assert (tmp_path / "a" / f"{split}.bin").read_bytes() == (tmp_path / "b" / f"{split}.bin").read_bytes()
+    assert other["splits"]["val"]["shards"][0]["sha256"] != meta["splits"]["val"]["shards"][0]["sha256"]
+    exact = encode_corpus([corpus], tokenizer, tmp_path / "d", val_documents=17, seed=1, **quiet())
+    assert exact["splits"]["val"]["documents"] == 17 and exact["splits"]["train"]["documents"] == 183
+
+
+def test_shards_hold_at_most_n_tokens_and_whole_documents(tokenizer, tmp_path):
+    docs = [f"doc {n} " + "word " * (n % 13) for n in range(60)] + ["long " * 300]
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    meta = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=50, **quiet())
+    shards = meta["splits"]["train"]["shards"]
+    assert len(shards) > 5 and all(0 < s["tokens"] <= 50 for s in shards)
+    assert [s["file"] for s in shards] == [f"train_{i:06d}.bin" for i in range(len(shards))]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted([s["file"] for s in shards] + ["meta.json"])
+    ids = stream(tmp_path / "out")
+    assert decode_documents(tokenizer, ids, meta["eot_id"]) == docs
+    assert sum(s["documents"] for s in shards) == len(docs)
+    assert shards[1]["first_document"] == shards[0]["documents"]
+    for shard in shards[:-1]:  # whole documents, except the cut long one
+        data = np.fromfile(tmp_path / "out" / shard["file"], dtype="<u2")
+        assert data[-1] == meta["eot_id"] or len(data) == 50
+
+
+def test_same_command_twice_gives_identical_shards_and_replaces_the_old_output(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", DOCUMENTS)
+    first = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=64, **quiet())
+    files = {p.name: p.read_bytes() for p in (tmp_path / "out").glob("*.bin")}
+    second = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=64, **quiet())
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").glob("*.bin")} == files
+    assert first["splits"] == second["splits"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl", "out"]  # no lock, staging or old copy left
+
+
+def test_open_shards_refuses_another_tokenizer(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", DOCUMENTS[:3])
+    encode_corpus([corpus], tokenizer, tmp_path / "out", **quiet())
+    assert len(open_shards(tmp_path / "out", "train", tokenizer=tokenizer)) == 1
+    other = train("\n".join(DOCUMENTS), mode="byte", vocab_size=300, progress=False)
+    with pytest.raises(PreparedDataError, match="fingerprint"):
+        open_shards(tmp_path / "out", "train", tokenizer=other)
+    with pytest.raises(PreparedDataError, match="no split 'val'"):
+        open_shards(tmp_path / "out", "val")
+
+
+# -- interruption and resume --------------------------------------------------------------------------
+
+
+def _env():
+    return dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+
+
+def _big_corpus(tmp_path, count=4000):
+    docs = [f"Document {n}: " + " ".join(f"word{(n * 7 + k) % 101}" for k in range(n % 50 + 5)) for n in range(count)]
+    return write_jsonl(tmp_path / "big.jsonl", docs), docs
+
+
+def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_identical(tokenizer, tmp_path):
+    import bytepair.datasets.corpus as corpus_module
+
+    corpus, _ = _big_corpus(tmp_path, 1500)
+    options = {"shard_tokens": 2000, "val_fraction": 0.1, "seed": 5, "chunk_bytes": 4000}
+    reference = encode_corpus([corpus], tokenizer, tmp_path / "ref", **quiet(**options))
+    calls = [0]
+    original = tokenizer.encode_batch
+
+    def interrupting(texts, **kwargs):
+        calls[0] += 1
+        if calls[0] == 6:
+            raise KeyboardInterrupt
+        return original(texts, **kwargs)
+
+    tokenizer.encode_batch = interrupting
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            encode_corpus([corpus], tokenizer, tmp_path / "out", **quiet(**options))
+    finally:
+        del tokenizer.encode_batch
+    assert not (tmp_path / "out").exists()
+    partial = tmp_path / ".out.partial"
+    assert not list(partial.glob("*.tmp")) and not list(partial.glob(".*.tmp"))
+    kept = sorted(partial.glob("*.bin"))
+    assert kept, "some shards were complete before the interruption"
+    resumed = encode_corpus([corpus], tokenizer, tmp_path / "out", resume=True, **quiet(**options))
+    assert resumed["splits"] == reference["splits"]
+    for shard in (s for split in reference["splits"].values() for s in split["shards"]):
+        assert (tmp_path / "out" / shard["file"]).read_bytes() == (tmp_path / "ref" / shard["file"]).read_bytes()
+    assert not partial.exists()
+    assert corpus_module.SPLITS == ("train", "val")
+
+
+def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
+    corpus, _ = _big_corpus(tmp_path, 300)
+    original = tokenizer.encode_batch
+    tokenizer.encode_batch = lambda texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, **quiet())
+    finally:
+        del tokenizer.encode_batch
+    with pytest.raises(UsageError, match="options differ"):
+        encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, resume=True, **quiet())
+    meta = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, **quiet())  # starts over
+    assert meta["splits"]["train"]["documents"] == 300
+    assert original is not None
+
+
+@needs_vocab
+@pytest.mark.parametrize("kill_signal", [signal.SIGKILL, signal.SIGTERM])
+def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path, kill_signal):
+    corpus, _ = _big_corpus(tmp_path, 30000)
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", str(corpus), "-t", "gpt2", "--vocab-dir", str(VOCAB),
+               "--shard-tokens", "20000", "--val-fraction", "0.05", "--quiet", "--threads", "2"]
+    reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False)
+    assert reference.returncode == 0, reference.stderr
+    rng = np.random.default_rng(int(time.time()))
+    for attempt in range(3):
+        process = subprocess.Popen(command + ["-o", str(tmp_path / "out")], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(float(rng.uniform(0.5, 2.5)))
+        process.send_signal(kill_signal)
+        process.wait(timeout=120)
+        if process.returncode != 0:
+            break
+    out = tmp_path / "out"
+    if out.exists():  # the run finished before the kill: nothing partial to look at
+        assert (out / "meta.json").is_file()
+    else:
+        partial = tmp_path / ".out.partial"
+        if kill_signal == signal.SIGTERM:  # cleanup ran: no temporary shard left
+            assert not list(partial.glob(".*.tmp"))
+        resumed = subprocess.run(command + ["-o", str(out), "--resume"], capture_output=True, env=_env(), timeout=300, check=False)
+        assert resumed.returncode == 0, resumed.stderr
+    ref_files = sorted(p.name for p in (tmp_path / "ref").iterdir())
+    assert sorted(p.name for p in out.iterdir()) == ref_files
+    for name in ref_files:
+        if name.endswith(".bin"):
+            assert (out / name).read_bytes() == (tmp_path / "ref" / name).read_bytes(), name
+    ref_meta, meta = (json.loads((d / "meta.json").read_text()) for d in (tmp_path / "ref", out))
+    assert meta["splits"] == ref_meta["splits"]
+
+
+# -- against the peers, on real data ------------------------------------------------------------------
+
+
+def _wikitext_articles(limit=None):
+    import re
+
+    text = (DATA / "wikitext-2" / "valid.txt").read_text(encoding="utf-8")
+    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.MULTILINE)]
+    docs = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    return docs[:limit]
+
+
+@needs_vocab
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+def test_ids_of_each_document_equal_tiktoken(tmp_path, name):
+    tiktoken = pytest.importorskip("tiktoken")
+    from tiktoken.load import load_tiktoken_bpe
+
+    import bytepair
+
+    tokenizer = bytepair.load(name, path=VOCAB)
+    docs = _wikitext_articles(40) + DOCUMENTS
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    meta = encode_corpus([corpus], name, tmp_path / "out", vocab_dir=VOCAB, **quiet())
+    ranks = load_tiktoken_bpe(str(VOCAB / f"{'r50k_base' if name == 'gpt2' else name}.tiktoken"))
+    encoding = tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=dict(tokenizer.special_tokens))
+    eot = encoding.eot_token
+    assert meta["eot_id"] == eot and meta["tokenizer"] == name
+    expected = [i for ids in encoding.encode_ordinary_batch(docs) for i in [*ids, eot]]
+    assert stream(tmp_path / "out").tolist() == expected
+    assert meta["dtype"] == ("uint16" if name == "gpt2" else "uint32")
+
+
+@needs_vocab
+def test_ids_of_each_document_equal_hf_llama3(tmp_path):
+    tokenizers = pytest.importorskip("tokenizers")
+    path = VOCAB / "hf" / "llama3" / "tokenizer.json"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    docs = _wikitext_articles(20) + DOCUMENTS
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    meta = encode_corpus([corpus], str(path), tmp_path / "out", **quiet())
+    hf = tokenizers.Tokenizer.from_file(str(path))
+    assert meta["eot"] == "<|end_of_text|>" and meta["eot_id"] == hf.token_to_id("<|end_of_text|>")
+    expected = [i for doc in docs for i in [*hf.encode(doc, add_special_tokens=False).ids, meta["eot_id"]]]
+    # HF matches special-token strings inside text; ours are text by default, so compare the
+    # documents without them
+    clean = [d for d in docs if "<|" not in d]
+    expected = [i for doc in clean for i in [*hf.encode(doc, add_special_tokens=False).ids, meta["eot_id"]]]
+    corpus = write_jsonl(tmp_path / "clean.jsonl", clean)
+    encode_corpus([corpus], str(path), tmp_path / "clean", **quiet())
+    assert stream(tmp_path / "clean").tolist() == expected
+
+
+@pytest.mark.slow
+@needs_vocab
+def test_real_corpora_as_jsonl_and_as_a_folder_of_text_files(tmp_path):
+    import bytepair
+
+    tokenizer = bytepair.load("gpt2", path=VOCAB)
+    docs = _wikitext_articles()
+    docs_path = DATA / "english" / "python-3.11-docs.txt"
+    if docs_path.is_file():
+        docs += [d for d in docs_path.read_text(encoding="utf-8").split("\n\n\n") if d][:2000]
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for number, doc in enumerate(docs):
+        (folder / f"{number:06d}.txt").write_text(doc, encoding="utf-8")
+    a = encode_corpus([corpus], tokenizer, tmp_path / "a", val_fraction=0.05, shard_tokens=100_000, **quiet())
+    b = encode_corpus([folder], tokenizer, tmp_path / "b", val_fraction=0.05, shard_tokens=100_000, **quiet())
+    assert a["splits"] == b["splits"]
+    chooser = SplitChooser(val_fraction=0.05, seed=0)
+    for split, wanted in (("train", 0), ("val", 1)):
+        got = decode_documents(tokenizer, stream(tmp_path / "a", split, tokenizer=tokenizer), a["eot_id"])
+        assert got == [d for i, d in enumerate(docs) if chooser(i) == wanted]
