@@ -250,7 +250,6 @@ def _add_bench(subparsers):
 
 
 def _run_bench(args):
-    import os
     import subprocess
 
     package = Path(__file__).resolve().parent

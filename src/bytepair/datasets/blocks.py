@@ -28,7 +28,6 @@ Example:
 from __future__ import annotations
 
 import codecs
-import unicodedata
 from pathlib import Path
 
 from .errors import DatasetError

@@ -10,6 +10,7 @@ of ``bytepair train`` is available too. This module parses and prints; the work 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -186,7 +187,7 @@ def _add_encode_corpus(subparsers):
         description="Stream the documents of INPUT... through a tokenizer into OUT/train.bin (and val.bin, or shards) with OUT/meta.json.",
         epilog="Example: bytepair encode-corpus data/*.jsonl.gz -t gpt2 -o out --val-fraction 0.01; then "
                "np.memmap('out/train.bin', dtype=np.uint16, mode='r') in the training loop.",
-        formatter_class=_formatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("inputs", nargs="+", metavar="INPUT", help="files, folders (recursive), globs of .txt/.jsonl/.json/.parquet (optionally .gz/.zst), or - for standard input")
     parser.add_argument("-t", "--tokenizer", required=True, help="a published name (gpt2, cl100k_base, o200k_base, llama3, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file")
