@@ -17,7 +17,7 @@ from .errors import BytepairError, UsageError
 from .normalize import normalize
 
 # Subpackages that add their own commands with ``register(subparsers)``.
-COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench")
+COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.bench", "bytepair.view")
 
 
 def main(argv=None):
