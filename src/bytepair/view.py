@@ -491,6 +491,8 @@ def run_view(args):
     if args.input is None:
         raise UsageError("give a text file, - for standard input, or the text itself to view")
     text, name = read_input(args.input)
+    if name == "text" and " " not in text and ("/" in text or "." in text):
+        print(f"note: no file named {text!r}; showing the argument itself as the text", file=sys.stderr)
     if args.max_chars is not None:
         if args.max_chars < 1:
             raise UsageError(f"--max-chars must be at least 1, not {args.max_chars}")
