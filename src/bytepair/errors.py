@@ -78,6 +78,10 @@ class UsageError(BytepairError, ValueError):
     """A command-line argument that makes no sense."""
 
 
+class ViewError(BytepairError, ValueError):
+    """A tokenizer whose tokens cannot be laid over the text (its ids do not decode to it)."""
+
+
 class MissingDependencyError(BytepairError, ImportError):
     """An optional dependency (PyTorch, matplotlib) is not installed; the message says what to install."""
 

@@ -148,6 +148,12 @@ class Tokenizer:
         if clash:
             raise SpecialTokenError(f"special tokens {clash[0]!r} and {token!r} both ask for id {token_id}")
 
+    def prefix(self, vocab_size: int) -> Tokenizer:
+        """The tokenizer of this one's first merges up to ``vocab_size`` tokens; see ``train.prefix``."""
+        from .train import prefix
+
+        return prefix(self, vocab_size)
+
     def add_special_tokens(self, special_tokens: SpecialTokens) -> Tokenizer:
         """Add special tokens after training: a list (next free ids) or a dict token -> id.
 

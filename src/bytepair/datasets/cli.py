@@ -94,6 +94,8 @@ def _add_sweep(subparsers):
     parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     parser.add_argument("--no-plot", action="store_true", help="do not draw sweep.png (no matplotlib needed)")
+    parser.add_argument("--no-check-prefixes", dest="check_prefixes", action="store_false", default=argparse.SUPPRESS,
+                        help="trust the smaller sizes taken as prefixes of the largest training, without training each to compare")
     parser.set_defaults(run=_run_sweep)
 
 
@@ -166,7 +168,7 @@ def _run_sweep(args):
     options.pop("vocab_size")
     log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
     result = sweep(files=files, vocab_sizes=args.vocab_sizes, dim=args.dim, context=args.context, words=args.words,
-                   cleaning=args.cleaning, log=log, **options)
+                   cleaning=args.cleaning, log=log, check_prefixes=getattr(args, "check_prefixes", True), **options)
     paths = write_outputs(result, args.output, plot=not args.no_plot)
     if args.json:
         print(result.to_json())

@@ -37,6 +37,7 @@ def register(subparsers):
     parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER", help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (gpt2, cl100k_base, o200k_base, llama3, ...); repeat for each")
     parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+    parser.add_argument("--html", type=Path, default=None, metavar="PAGE", help="also write the table as an HTML page with a sortable bar chart of tokens per text")
     parser.set_defaults(run=run_compare)
 
 
@@ -48,6 +49,12 @@ def run_compare(args):
     print(f"comparing {len(texts)} text(s), {total_chars:,} characters, with {shown}", file=sys.stderr)
     report = compare(texts, tokenizers)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_table(report))
+    if args.html is not None:
+        from ..artifact import write_text_atomic
+        from ..view import compare_page
+
+        write_text_atomic(args.html, compare_page(report))
+        print(f"wrote {args.html}", file=sys.stderr)
     return 0
 
 

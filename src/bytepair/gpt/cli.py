@@ -78,7 +78,7 @@ def _add_train(commands):
 
 
 def _add_eval(commands):
-    parser = commands.add_parser("eval", help="bits per character of a checkpoint on a split",
+    parser = commands.add_parser("eval", help="bits per character and per byte of a checkpoint on a split",
                                  formatter_class=HelpFormatter)
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="checkpoint folder or .pt file")
     parser.add_argument("data", metavar="DATA", help="prepared folder (the one the checkpoint was trained on)")
@@ -144,8 +144,13 @@ def _run_train(args) -> int:
     print(f"checkpoint: {result.checkpoint} (step {result.step:,}, {result.tokens:,} tokens, "
           f"{result.characters:,.0f} characters, {result.train_seconds:.1f} s of training)")
     print(f"validation: {result.validation.bits_per_character:.4f} bits/character over "
-          f"{result.validation.characters:,} characters ({result.validation.loss_per_token:.4f} nats/token)")
+          f"{result.validation.characters:,} characters, {_bits(result.validation.bits_per_byte)} bits/byte "
+          f"({result.validation.loss_per_token:.4f} nats/token)")
     return 0
+
+
+def _bits(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"  # None: a curve saved before bytes were recorded
 
 
 def _run_eval(args) -> int:
@@ -156,8 +161,10 @@ def _run_eval(args) -> int:
     if args.json:
         print(json.dumps({"split": args.split, **result.to_dict()}, indent=2))
         return 0
-    print(f"{args.split}: {result.bits_per_character:.4f} bits/character over {result.characters:,} characters "
-          f"({result.tokens:,} tokens, {result.loss_per_token:.4f} nats/token, per-token perplexity "
+    special = f", {result.special_tokens:,} special tokens not scored" if result.special_tokens else ""
+    print(f"{args.split}: {result.bits_per_character:.4f} bits/character over {result.characters:,} characters, "
+          f"{result.bits_per_byte:.4f} bits/byte over {result.bytes:,} bytes "
+          f"({result.tokens:,} tokens{special}, {result.loss_per_token:.4f} nats/token, per-token perplexity "
           f"{result.perplexity:.3f}, which does not compare across tokenizers)")
     return 0
 

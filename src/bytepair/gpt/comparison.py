@@ -9,8 +9,9 @@ How the two runs are made equal:
   ``round(characters / (batch_size x block_size x characters per token))`` steps, so the BPE
   model, whose tokens cover several characters, takes proportionally fewer steps. Warmup is the
   same fraction of each run (5%), so both schedules follow the characters seen;
-- the same yardstick: bits per character over exactly the same validation (and test)
-  characters, found by aligning the two token streams on a common boundary (``data.aligned_spans``).
+- the same yardstick: bits per character (and per UTF-8 byte) over exactly the same validation
+  (and test) text, found by aligning the two token streams on a common boundary
+  (``data.aligned_spans``).
 
 Per-token perplexity is reported too, with the warning that it does not compare across
 tokenizers. Wall time (training steps only, and in all) is reported, not equalised.
@@ -129,6 +130,8 @@ class Comparison:
             ("wall time with evaluation (s)", lambda m: f"{m.wall_seconds:.1f}"),
             ("val bits / character", lambda m: f"{m.validation.bits_per_character:.4f}"),
             ("test bits / character", lambda m: f"{m.test.bits_per_character:.4f}"),
+            ("val bits / byte", lambda m: _bits(m.validation.bits_per_byte)),
+            ("test bits / byte", lambda m: _bits(m.test.bits_per_byte)),
             ("val loss / token (nats)", lambda m: f"{m.validation.loss_per_token:.4f}"),
             ("val perplexity / token *", lambda m: f"{m.validation.perplexity:.3f}"),
         ]
@@ -147,11 +150,15 @@ class Comparison:
         lines += [
             "",
             f"* {PERPLEXITY_NOTE}.",
-            f"Validation: the same {char.validation.characters:,} characters for both models; "
-            f"test: the same {char.test.characters:,}.",
+            f"Validation: the same {char.validation.characters:,} characters ({char.validation.bytes:,} "
+            f"UTF-8 bytes) for both models; test: the same {char.test.characters:,} ({char.test.bytes:,} bytes).",
             f"Equalised: {EQUALIZATION_NOTE}.",
         ]
         return "\n".join(lines) + "\n"
+
+
+def _bits(value) -> str:
+    return "n/a" if value is None else f"{value:.4f}"  # None: a curve saved before bytes were recorded
 
 
 def compare(prepared_dir, out_dir="checkpoints", *, characters=1_000_000, batch_size=32, block_size=128,
@@ -239,12 +246,14 @@ def _train_one(name, data, shape, recipe, characters, spans, eval_points, eval_b
     val, test = data.split("val").ids, data.split("test").ids
 
     def validate(model):
-        return evaluate_span(model, val, spans["val"][name], batch_size=eval_batch_size, device=device)
+        return evaluate_span(model, val, spans["val"][name], batch_size=eval_batch_size, device=device,
+                             special=data.lengths.special)
 
     started = time.perf_counter()
     train_until_done(run, data.split("train").ids, validate, eval_interval=math.ceil(steps / eval_points),
                      checkpoint=checkpoint, progress=progress, label=name)
-    test_result = evaluate_span(run.model, test, spans["test"][name], batch_size=eval_batch_size, device=device)
+    test_result = evaluate_span(run.model, test, spans["test"][name], batch_size=eval_batch_size, device=device,
+                                special=data.lengths.special)
     wall = time.perf_counter() - started
     return ComparedModel(
         name, data.vocab_size, sum(p.numel() for p in run.model.parameters()), data.fingerprint, steps,

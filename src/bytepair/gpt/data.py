@@ -50,23 +50,30 @@ class TokenLengths:
 
     Counting the UTF-8 lead bytes (anything but ``0b10xxxxxx``) makes the characters of a
     stream add up exactly even when a byte-level token splits a character between two tokens.
+    Special tokens stand for no text: they get length 0 and are flagged in ``special``.
     """
 
     bytes: np.ndarray  # (V,) int64
     characters: np.ndarray  # (V,) int64
+    special: np.ndarray | None = None  # (V,) bool, or None: no special tokens
 
     @classmethod
     def of(cls, tokenizer) -> TokenLengths:
-        """Lengths for every id of ``tokenizer``; unused ids (holes) get length 0."""
+        """Lengths for every id of ``tokenizer``; unused ids (holes) and special tokens get 0."""
+        special_ids = set(tokenizer.special_tokens.values())
         byte_counts, character_counts = [], []
         for token_id in range(tokenizer.vocab_size):
             try:
-                value = tokenizer.token_bytes(token_id)
+                value = b"" if token_id in special_ids else tokenizer.token_bytes(token_id)
             except TokenIdError:
                 value = b""
             byte_counts.append(len(value))
             character_counts.append(sum(1 for byte in value if byte & 0xC0 != 0x80))
-        return cls(np.asarray(byte_counts, dtype=np.int64), np.asarray(character_counts, dtype=np.int64))
+        special = None
+        if special_ids:
+            special = np.zeros(tokenizer.vocab_size, dtype=bool)
+            special[sorted(special_ids)] = True
+        return cls(np.asarray(byte_counts, dtype=np.int64), np.asarray(character_counts, dtype=np.int64), special)
 
 
 @dataclass(frozen=True, eq=False)
@@ -234,12 +241,14 @@ class Span:
 
     Every token in the span is predicted from the tokens before it, so ``start >= 1``: the
     first token of a split is context only (a model with no start token cannot predict it).
+    ``special_tokens`` of them are special tokens: no text, so their loss is not summed.
     """
 
     start: int
     end: int
     characters: int
     bytes: int
+    special_tokens: int = 0
 
     @property
     def tokens(self) -> int:
@@ -276,11 +285,12 @@ def aligned_spans(streams, max_characters=None) -> list:
     first = int(common[0])
     last = _span_end(common, ends[0], character_ends[0], max_characters)
     spans = []
-    for stream_ends, stream_character_ends in zip(ends, character_ends):
+    for (ids, lengths), stream_ends, stream_character_ends in zip(streams, ends, character_ends):
         start = int(np.searchsorted(stream_ends, first)) + 1
         end = int(np.searchsorted(stream_ends, last)) + 1
         characters = int(stream_character_ends[end - 1] - stream_character_ends[start - 1])
-        spans.append(Span(start, end, characters, last - first))
+        special = 0 if lengths.special is None else int(lengths.special[ids[start:end]].sum())
+        spans.append(Span(start, end, characters, last - first, special))
     if len({span.characters for span in spans}) != 1:
         raise PreparedDataError(
             "the token streams cover the same bytes but not the same characters; prepare both "

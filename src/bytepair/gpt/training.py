@@ -227,10 +227,13 @@ def _record(run: TrainingRun, evaluation: Evaluation, *, train_loss) -> dict:
         "train_seconds": run.train_seconds,
         "train_loss_per_token": train_loss,
         "val_bits_per_character": evaluation.bits_per_character,
+        "val_bits_per_byte": evaluation.bits_per_byte,
         "val_loss_per_token": evaluation.loss_per_token,
         "val_nats": evaluation.nats,
         "val_tokens": evaluation.tokens,
         "val_characters": evaluation.characters,
+        "val_bytes": evaluation.bytes,
+        "val_special_tokens": evaluation.special_tokens,
     }
     run.history.append(entry)
     return entry
@@ -299,7 +302,7 @@ def _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eva
     (span,) = aligned_spans([(val.ids, data.lengths)], eval_characters)
 
     def validate(model):
-        return evaluate_span(model, val.ids, span, batch_size=eval_batch_size, device=run.device)
+        return evaluate_span(model, val.ids, span, batch_size=eval_batch_size, device=run.device, special=data.lengths.special)
 
     train_until_done(run, data.split("train").ids, validate, eval_interval=eval_interval,
                      checkpoint=checkpoint, progress=progress, label=data.folder.name)
@@ -312,7 +315,9 @@ def _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eva
 def last_validation(history) -> Evaluation:
     """The latest validation figure of a learning curve."""
     last = history[-1]
-    return Evaluation(last["val_nats"], last["val_tokens"], last["val_characters"])
+    # .get: curves in checkpoints written before bytes were recorded
+    return Evaluation(last["val_nats"], last["val_tokens"], last["val_characters"], last.get("val_bytes"),
+                      last.get("val_special_tokens", 0))
 
 
 def _resume(checkpoint, data, device, model_settings, recipe, max_steps) -> TrainingRun:

@@ -1,0 +1,319 @@
+"""The token viewer page (``bytepair view``, ``compare --html``), checked in a real browser.
+
+The browser tests open the page in headless Chromium, let its scripts run, and read the rendered
+DOM back (``--dump-dom``); a probe script appended to a copy of the page collects every token
+span's attributes and text and hovers a sample of spans, so the checks see what a reader sees.
+The oracle is the tokenizer itself: ``encode`` for the ids, ``token_bytes`` for the bytes, and
+the input text for the characters. They skip, saying why, where Chromium is not installed.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+import threading
+import urllib.request
+from html.parser import HTMLParser
+
+import pytest
+from datafiles import data_file
+
+import bytepair
+from bytepair.cli import main
+from bytepair.view import compare_page, live_server, token_spans, view_page
+
+CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
+needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+
+# Text that exercises what a page can get wrong: HTML metacharacters, CR LF, characters split
+# across byte-level tokens (CJK, emoji, accents), a special token's string as plain text.
+MIXED = 'Mixed: 你好世界 🌍🌍 <script>alert("x")</script> &amp; café, naïve — 東京\r\n\ttabs <|endoftext|>\n'
+
+PROBE = r"""<script>
+(function () {
+  const panels = Array.from(document.querySelectorAll('.panel')).map(panel => {
+    const spans = Array.from(panel.querySelectorAll('.text .t'));
+    const info = panel.querySelector('.info');
+    const step = Math.max(1, Math.floor(spans.length / 40));
+    const sample = spans.filter((s, i) => i % step === 0 || (s.classList.contains('p') && i < 400));
+    const hovered = sample.map(span => {
+      span.dispatchEvent(new MouseEvent('mouseover', { bubbles: true }));
+      return [spans.indexOf(span), info.textContent, document.querySelectorAll('.t.hl').length];
+    });
+    return {
+      label: panel.dataset.label,
+      stats: Object.fromEntries(Array.from(panel.querySelectorAll('[data-stat]')).map(d => [d.dataset.stat, d.textContent])),
+      ids: spans.map(s => +s.dataset.id), starts: spans.map(s => +s.dataset.start), ends: spans.map(s => +s.dataset.end),
+      texts: spans.map(s => s.textContent), titles: spans.map(s => s.title), tails: spans.map(s => s.dataset.tail || ''),
+      hovered: hovered,
+    };
+  });
+  const out = document.createElement('pre');
+  out.id = 'probe';
+  out.textContent = JSON.stringify(panels);
+  document.body.appendChild(out);
+})();
+</script>"""
+
+
+def dump_dom(path, tmp_path):
+    """Chromium's DOM of the page at ``path`` after its scripts ran (a fresh profile in tmp_path)."""
+    command = [CHROMIUM, "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run",
+               f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()]  # fmt: skip
+    # check=False: a failed run is reported by the caller, with Chromium's own messages
+    return subprocess.run(command, capture_output=True, timeout=900, check=False)
+
+
+def rendered_panels(page, tmp_path):
+    """Open ``page`` (HTML text) in headless Chromium; the probe's findings, one dict per panel."""
+    path = tmp_path / "probed.html"
+    assert page.count("</body>") == 1
+    path.write_text(page.replace("</body>", PROBE + "</body>"), encoding="utf-8")
+    result = dump_dom(path, tmp_path)
+    dom = result.stdout.decode("utf-8")
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.DOTALL)
+    assert found, f"the probe did not run; chromium said: {result.stderr.decode(errors='replace')[-2000:]}"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def check_panel(panel, tokenizer, text):
+    """The rendered panel shows exactly ``tokenizer.encode(text)``, the text, and the bytes."""
+    assert panel["ids"] == tokenizer.encode(text, disallowed_special=())
+    assert "".join(panel["texts"]) == text
+    for number, (token_id, start, end, shown) in enumerate(zip(panel["ids"], panel["starts"], panel["ends"], panel["texts"])):
+        assert text[start:end] == shown, (number, token_id)
+    for token_id, title in zip(panel["ids"], panel["titles"]):
+        assert f"id {token_id} " in title and tokenizer.token_bytes(token_id).hex(" ") in title
+    for index, info, highlighted in panel["hovered"]:
+        token_id = panel["ids"][index]
+        assert info.startswith(f"id {token_id} ") and tokenizer.token_bytes(token_id).hex(" ") in info
+    assert int(panel["stats"]["tokens"].replace(",", "")) == len(panel["ids"])
+    assert int(panel["stats"]["characters"].replace(",", "")) == len(text)
+
+
+@pytest.fixture(scope="module")
+def cl100k():
+    return bytepair.load("cl100k_base", path=data_file("vocab/cl100k_base.tiktoken"))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    """Byte-level BPE trained here on WikiText-2's training split (first million characters)."""
+    text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")
+    return bytepair.train(text, mode="byte", vocab_size=1000, pattern="cl100k", max_chars=1_000_000, progress=False)
+
+
+# -- in the browser ---------------------------------------------------------------------------
+
+
+@needs_chromium
+def test_wikitext_slice_side_by_side_in_chromium(tmp_path, cl100k, trained, wikitext_valid):
+    text = wikitext_valid[:20_000] + MIXED
+    page = view_page(text, [("cl100k_base", cl100k), ("wikitext-1000", trained)])
+    panels = rendered_panels(page, tmp_path)
+    assert [p["label"] for p in panels] == ["cl100k_base", "wikitext-1000"]
+    for panel, tokenizer in zip(panels, (cl100k, trained)):
+        check_panel(panel, tokenizer, text)
+        # hovering a token outlines the tokens over the same characters in the other panel
+        assert any(highlighted > 0 for _, _, highlighted in panel["hovered"])
+    # a character split across tokens: its bytes are shown as escapes on the tokens before
+    # the one that completes it, and the completing token shows the character
+    trained_panel = panels[1]
+    split = [i for i, tail in enumerate(trained_panel["tails"]) if tail]
+    assert split, "the mixed text should split some character in a 1,000-token vocabulary"
+    for i in split:
+        shown = trained_panel["tails"][i]  # four characters per byte: \xe4
+        tail = trained.token_bytes(trained_panel["ids"][i])[-(len(shown) // 4) :]
+        assert shown == "".join(f"\\x{b:02x}" for b in tail)
+
+
+@needs_chromium
+def test_cli_page_with_published_name_and_file_in_chromium(tmp_path, cl100k, trained):
+    artifact = tmp_path / "mine.json"
+    trained.save(artifact)
+    page = tmp_path / "page.html"
+    code = main(["view", MIXED, "-t", "cl100k_base", "-t", str(artifact), "--vocab-dir", str(data_file("vocab")), "-o", str(page)])
+    assert code == 0
+    panels = rendered_panels(page.read_text(encoding="utf-8"), tmp_path)
+    assert [p["label"] for p in panels] == ["cl100k_base", "mine"]
+    check_panel(panels[0], cl100k, MIXED)
+    check_panel(panels[1], trained, MIXED)
+
+
+@needs_chromium
+def test_compare_page_sorts_in_chromium(tmp_path):
+    report = {
+        "tokenizers": [{"label": "a<b", "vocab_size": 10, "fingerprint": "x"}, {"label": "c", "vocab_size": 20, "fingerprint": "y"}],
+        "texts": [_row("eng", 100, 10, 20), _row("jpn", 50, 40, 30), _row("arb", 80, 25, None)],
+        "total": {"name": "total", "texts": 2, "skipped": 1, "chars": 150, "bytes": 150,
+                  "results": {"a<b": _ratios(50, 150), "c": _ratios(50, 150)}},
+    }
+    path = tmp_path / "compare.html"
+    # click the "a<b tokens" heading (column 4) once: ascending
+    path.write_text(compare_page(report).replace("</body>", CLICK + "</body>"), encoding="utf-8")
+    result = dump_dom(path, tmp_path)
+    found = re.search(r'<pre id="order">(.*?)</pre>', result.stdout.decode("utf-8"), re.DOTALL)
+    assert found, result.stderr.decode(errors="replace")[-2000:]
+    assert json.loads(html.unescape(found.group(1))) == [["eng", "arb", "jpn"], ["jpn", "arb", "eng"]]
+
+
+CLICK = r"""<script>
+const heading = document.querySelector('#compare thead tr:last-child').cells[4];
+const order = () => Array.from(document.querySelectorAll('#compare tbody tr')).map(r => r.cells[0].textContent);
+heading.click(); const up = order(); heading.click(); const down = order();
+const out = document.createElement('pre'); out.id = 'order'; out.textContent = JSON.stringify([up, down]);
+document.body.appendChild(out);
+</script>"""
+
+
+def _ratios(tokens, size):
+    return {"tokens": tokens, "bytes_per_token": size / tokens if tokens else None, "chars_per_token": size / tokens if tokens else None}
+
+
+def _row(name, size, first, second):
+    results = {"a<b": _ratios(first, size), "c": _ratios(second, size) if second else {"tokens": None, "error": "unknown"}}
+    return {"name": name, "chars": size, "bytes": size, "results": results}
+
+
+@needs_chromium
+@pytest.mark.slow
+def test_whole_wikitext_validation_in_chromium(tmp_path, cl100k, trained, wikitext_valid):
+    page = view_page(wikitext_valid, [("cl100k_base", cl100k), ("wikitext-1000", trained)])
+    panels = rendered_panels(page, tmp_path)
+    check_panel(panels[0], cl100k, wikitext_valid)
+    check_panel(panels[1], trained, wikitext_valid)
+
+
+# -- without a browser: the span rule and the markup --------------------------------------------
+
+
+def test_a_character_belongs_to_the_token_holding_its_last_byte():
+    # no merges: every byte is a token; "é" is c3 a9
+    plain = bytepair.Tokenizer(mode="byte")
+    spans = token_spans(plain, "é")
+    assert [(s.id, s.start, s.end, s.head, s.tail) for s in spans] == [(0xC3, 0, 0, False, b"\xc3"), (0xA9, 0, 1, True, b"")]
+    # " 你" is 20 e4 bd a0; one merge makes " \xe4" a token that holds the space and begins 你
+    merged = bytepair.Tokenizer(mode="byte", merges=[(b" ", b"\xe4")])
+    spans = token_spans(merged, " 你!")
+    assert [(s.id, s.start, s.end, s.head, s.tail) for s in spans] == [
+        (256, 0, 1, False, b"\xe4"),
+        (0xBD, 1, 1, True, b"\xbd"),
+        (0xA0, 1, 2, True, b""),
+        (ord("!"), 2, 3, False, b""),
+    ]
+
+
+def test_char_level_spans_and_special_tokens():
+    tok = bytepair.Tokenizer(mode="char", base_tokens="ab<|>end", merges=[("a", "b")], special_tokens=["<|end|>"])
+    text = "abab<|end|>a"
+    spans = token_spans(tok, text, allowed_special="all")
+    assert [s.id for s in spans] == tok.encode(text, allowed_special="all")
+    assert "".join(text[s.start : s.end] for s in spans) == text
+    assert [s.special for s in spans].count(True) == 1
+    # not allowed: the special token's string is ordinary text, and the page still renders
+    assert [s.id for s in token_spans(tok, text)] == tok.encode(text, disallowed_special=())
+
+
+def test_normalization_offsets_refer_to_the_normalized_text():
+    tok = bytepair.Tokenizer(mode="byte", normalization="NFKC")
+    page = view_page("ﬁ", [("nfkc", tok)])
+    assert "offsets refer to the normalized text" in page
+    assert [(s.start, s.end) for s in token_spans(tok, "ﬁ")] == [(0, 1), (1, 2)]  # "fi"
+
+
+class _Spans(HTMLParser):
+    """Token spans (attributes and text) and any elements other than the page's own."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.spans, self.tags, self._open = [], set(), None
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.add(tag)
+        attrs = dict(attrs)
+        if tag == "span" and "t" in attrs.get("class", "").split():
+            self._open = {**attrs, "text": ""}
+            self.spans.append(self._open)
+
+    def handle_endtag(self, tag):
+        if tag == "span":
+            self._open = None
+
+    def handle_data(self, data):
+        if self._open is not None:
+            self._open["text"] += data
+
+
+def test_everything_is_html_escaped():
+    tok = bytepair.Tokenizer(mode="byte", merges=[(b"<", b"s")])
+    text = '<script>alert("x")</script> & &amp; \' "'
+    parser = _Spans()
+    parser.feed(view_page(text, [('<b>"label"</b>', tok)], title="<i>title</i>"))
+    assert "b" not in parser.tags and "i" not in parser.tags
+    assert "".join(span["text"] for span in parser.spans) == text
+    assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
+
+
+def test_page_is_self_contained(cl100k):
+    page = view_page("hello world", [("cl100k_base", cl100k)])
+    assert not re.search(r"(src|href)\s*=|https?://|@import|url\(", page)
+
+
+def test_cli_errors_are_one_line(tmp_path, capsys):
+    assert main(["view", "text", "-t", str(tmp_path / "missing.json"), "-o", str(tmp_path / "p.html")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error:") and error.count("\n") == 1
+    assert not (tmp_path / "p.html").exists()
+    char = bytepair.Tokenizer(mode="char", base_tokens="ab")
+    char.save(tmp_path / "ab.json")
+    assert main(["view", "abc", "-t", str(tmp_path / "ab.json"), "-o", str(tmp_path / "p.html")]) == 2
+    assert "'c'" in capsys.readouterr().err
+    assert not (tmp_path / "p.html").exists()
+
+
+def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    (tmp_path / "in.txt").write_text("hello there", encoding="utf-8")
+    assert main(["view", str(tmp_path / "in.txt"), "-t", str(tmp_path / "bytes.json"), "--max-chars", "5", "-o", str(tmp_path / "p.html")]) == 0
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert "".join(span["text"] for span in parser.spans) == "hello"
+
+
+def test_compare_html_from_the_command_line(tmp_path):
+    tok = bytepair.Tokenizer(mode="byte", merges=[(b"a", b"b")])
+    tok.save(tmp_path / "ab.json")
+    folder = tmp_path / "texts"
+    folder.mkdir()
+    (folder / "one.txt").write_text("ababab", encoding="utf-8")
+    (folder / "two.txt").write_text("abc", encoding="utf-8")
+    page = tmp_path / "compare.html"
+    assert main(["compare", str(folder), "-t", str(tmp_path / "ab.json"), "--html", str(page)]) == 0
+    text = page.read_text(encoding="utf-8")
+    rows = re.findall(r'<tr><td class="name">(\w+)</td>', text)
+    assert rows == ["one", "two"]
+    assert re.search(r'<td data-value="3">3</td>', text) and re.search(r'<td data-value="2">2</td>', text)
+
+
+def test_live_server_answers_panels():
+    tok = bytepair.Tokenizer(mode="byte", merges=[(b"h", b"i")])
+    server = live_server([("hi", tok)], port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{server.server_address[1]}"
+        with urllib.request.urlopen(base + "/", timeout=10) as reply:
+            assert "<textarea" in reply.read().decode("utf-8")
+        request = urllib.request.Request(base + "/panels", data=b"hi <b>", method="POST")
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            parser = _Spans()
+            parser.feed(reply.read().decode("utf-8"))
+        assert [int(s["data-id"]) for s in parser.spans] == tok.encode("hi <b>")
+        assert "".join(s["text"] for s in parser.spans) == "hi <b>"
+    finally:
+        server.shutdown()
+        server.server_close()
