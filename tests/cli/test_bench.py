@@ -8,6 +8,8 @@ import sys
 import pytest
 
 
+@pytest.mark.peers
+@pytest.mark.slow
 def test_bench_command_compares_with_the_installed_peers():
     pytest.importorskip("tiktoken", reason="the bench compares against tiktoken (test extra)")
     result = subprocess.run(

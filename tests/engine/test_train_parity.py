@@ -241,12 +241,14 @@ def test_unknown_mode_is_a_value_error():
         _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_wikitext_prefix_as_one_chunk_all_500_merges():
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")[:50_000]
     assert_parity([text], [1], "char", 500, 2)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_wikitext_prefix_pretokenized_bytes_300_merges():
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")[:100_000]

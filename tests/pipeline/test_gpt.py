@@ -288,6 +288,7 @@ def test_sample_batch_targets_are_inputs_shifted_by_one():
 # -- training, checkpoints, fingerprints ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_loss_decreases_on_repetitive_text(tmp_path):
     root, _, _ = write_prepared(tmp_path / "prepared", "the cat sat on the mat. " * 300, extra_merges=10)
     result = gpt.train(root / "encoded_char", tmp_path / "out", max_steps=60, eval_interval=30, progress=False,

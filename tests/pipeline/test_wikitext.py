@@ -103,6 +103,7 @@ def test_loading_is_faithful_by_default_every_byte_kept(tmp_path):
     assert loaded == texts
 
 
+@pytest.mark.data
 def test_real_wikitext2_loads_byte_for_byte():
     folder = data_file("wikitext-2/valid.txt").parent
     loaded = load_wikitext(folder)
@@ -229,6 +230,7 @@ def oracle_patterns():
     return {name: regex.compile(p) for name, p in patterns.items()}
 
 
+@pytest.mark.peers
 @given(text=st.text(TEXT_ALPHABET, min_size=1, max_size=80))
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_safe_cut_changes_no_piece_of_any_named_pattern(text):
@@ -256,6 +258,8 @@ def test_where_safe_cut_cuts(text, before):
     assert text[: safe_cut(text)] == before
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_safe_cuts_keep_real_wikitext_pieces():
     text = data_file("wikitext-2/valid.txt").read_text(encoding="utf-8")[:300_000]
     blocks = list(SplitSource("val", text=text).blocks(20_000, cut=safe_cut))
