@@ -44,6 +44,7 @@ from array import array
 from dataclasses import dataclass, field
 
 import corpora
+
 from bytepair import bench as peers_lib
 from bytepair.bench import format_table
 
@@ -437,7 +438,7 @@ def _pre_tokenize(bench, corpus, families):
         text = corpus.text
         for label, split in peers_lib.splitters(pattern).items():
             bench.measure("encode", label, corpus.name, pattern, "split", corpus.nbytes,
-                          lambda split=split: split(text), _ids_facts, versus="bytepair scanner", threads=1)
+                          lambda split=split, text=text: split(text), _ids_facts, versus="bytepair scanner", threads=1)
 
 
 def _first_published(families):
@@ -456,10 +457,12 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
                    timeout=None, series=None):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
-    if mode == "1 call":
-        work = lambda: peers_lib.encode_one(library, encoder, payload)
-    else:
-        work = lambda: peers_lib.encode_many(library, encoder, payload, threads)
+
+    def work():
+        if mode == "1 call":
+            return peers_lib.encode_one(library, encoder, payload)
+        return peers_lib.encode_many(library, encoder, payload, threads)
+
     return bench.measure(section, label, corpus_name, family, mode, nbytes, work, _ids_facts,
                          versus=versus, threads=threads, timeout=timeout, series=series)
 

@@ -455,7 +455,7 @@ def _encode_rows(tokenizer, text, args, peers):
     for _ in range(args.repeat):
         encoders = encoders_for(_fresh(tokenizer), peers)
         for label, (library, encoder, _) in encoders.items():
-            seconds, ids[label] = _timed(lambda: encode_one(library, encoder, text))
+            seconds, ids[label] = _timed(lambda library=library, encoder=encoder: encode_one(library, encoder, text))
             best[label] = min(seconds, best.get(label, seconds))
     megabytes = len(text.encode("utf-8")) / 1e6
     rows = []
@@ -470,7 +470,6 @@ def _encode_rows(tokenizer, text, args, peers):
 
 def run(args):
     from .demo import stdlib_corpus
-
     from .errors import UsageError
 
     for flag, value in (("--repeat", args.repeat), ("--max-chars", args.max_chars)):

@@ -224,7 +224,7 @@ def test_unknown_characters_are_reported_sorted_once():
 def test_byte_fallback_gives_the_utf8_bytes():
     encoder, ids = replay_encoder("char", [("a", "b")], "ab", byte_fallback=True)
     first_fallback = len(ids)
-    expected = [ids["ab"]] + [first_fallback + b for b in "é😀".encode("utf-8")] + [ids["a"]]
+    expected = [ids["ab"]] + [first_fallback + b for b in "é😀".encode()] + [ids["a"]]
     assert encoder.encode_ordinary("abé😀a") == expected
 
 

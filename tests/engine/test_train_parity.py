@@ -121,7 +121,7 @@ def test_seed_001_hand_example_first_four_merges():
     records = _engine.train_merges(
         words, [5, 2, 6, 3], mode="char", base_tokens=base, vocab_size=len(base) + 4, min_frequency=2
     )
-    e, s, t, l, o, w = (base.index(c) for c in "estlow")
+    e, s, t, l, o, w = (base.index(c) for c in "estlow")  # noqa: E741 (the letter l)
     es, est, lo, low = range(len(base), len(base) + 4)
     assert records == [(e, s, es, 9, 70), (es, t, est, 9, 61), (l, o, lo, 7, 54), (lo, w, low, 7, 47)]
 

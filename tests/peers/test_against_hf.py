@@ -14,7 +14,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,6 +21,7 @@ import bytepair
 from bytepair.artifact import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
+from datafiles import data_file
 
 tokenizers = pytest.importorskip("tokenizers")
 

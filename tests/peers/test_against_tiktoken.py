@@ -14,12 +14,12 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
 from bytepair.errors import DisallowedSpecialTokenError
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 openai_public = pytest.importorskip("tiktoken_ext.openai_public")

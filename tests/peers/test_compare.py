@@ -12,9 +12,9 @@ import subprocess
 import sys
 
 import pytest
-from datafiles import data_file
 
 import bytepair
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")

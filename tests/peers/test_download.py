@@ -16,13 +16,13 @@ import socket
 import threading
 
 import pytest
-from datafiles import data_file
 
 import bytepair
 from bytepair import formats
 from bytepair.errors import BytepairError, FormatError
 from bytepair.formats.download import DownloadError
 from bytepair.formats.tiktoken_files import ENCODINGS
+from datafiles import data_file
 
 R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"  # tiktoken's
 

@@ -14,7 +14,6 @@ import hashlib
 import itertools
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,6 +22,7 @@ from bytepair.errors import FormatError
 from bytepair.formats import load_tiktoken, to_huggingface, to_tiktoken
 from bytepair.formats.export import huggingface_json
 from bytepair.tokenizer import Tokenizer
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")

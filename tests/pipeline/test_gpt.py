@@ -50,7 +50,9 @@ def corpus_text(size=6000):
     path = data_dir() / "tinyshakespeare" / "input.txt"
     if path.exists():
         return path.read_text(encoding="utf-8")[:size]
-    import argparse, json as json_module, pathlib  # noqa: E401  (any stdlib modules will do)
+    import argparse  # any stdlib modules will do
+    import json as json_module
+    import pathlib
 
     docs = [obj.__doc__ or "" for module in (argparse, json_module, pathlib) for obj in vars(module).values()]
     return "".join(docs)[:size]

@@ -19,13 +19,12 @@ import pytest
 from bytepair import reference
 from bytepair.cli import main
 from bytepair.datasets import find_split_files
-from bytepair.datasets.prepare import prepare
 from bytepair.datasets.blocks import SplitSource, barrier_cut
 from bytepair.datasets.encode import encode_text
 from bytepair.datasets.errors import DatasetError
+from bytepair.datasets.prepare import prepare
 from bytepair.tokenizer import Tokenizer
 from bytepair.train import train
-
 from datafiles import data_file
 
 SPLITS = ("train", "val", "test")

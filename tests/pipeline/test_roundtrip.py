@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.errors import TokenIdError, UnknownCharactersError
-
 from datafiles import data_dir, data_file
 
 AWKWARD = {

@@ -16,7 +16,6 @@ from bytepair.cli import main
 from bytepair.datasets import find_split_files
 from bytepair.datasets.errors import DatasetError, MissingDependencyError
 from bytepair.datasets.sweep import check_plotting, sweep, table, write_outputs
-
 from datafiles import data_file
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"

@@ -22,13 +22,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bytepair.datasets import wikitext
 from bytepair import reference
+from bytepair.datasets import wikitext
 from bytepair.datasets.blocks import SplitSource, barrier_cut, newline_cut, read_file_blocks, safe_cut
-from bytepair.train import train
 from bytepair.datasets.errors import ChecksumError, DatasetError, DownloadError
 from bytepair.datasets.wikitext import clean_text, download_wikitext, find_split_files, is_heading, load_wikitext
-
+from bytepair.train import train
 from datafiles import data_dir, data_file
 
 # Three short "articles" in WikiText's own layout: blank lines, a leading space on every line,
@@ -166,7 +165,7 @@ LINES = st.lists(st.sampled_from([" ", "  ", " = A = ", " = = B = = ", " x @-@ y
 
 @given(lines=LINES, cut=st.integers(0, 12), cleaning=st.sampled_from(wikitext.CLEANINGS))
 def test_cleaning_in_blocks_cut_at_newlines_equals_cleaning_whole(lines, cut, cleaning):
-    head, tail = "".join(l + "\n" for l in lines[:cut]), "".join(l + "\n" for l in lines[cut:])
+    head, tail = "".join(line + "\n" for line in lines[:cut]), "".join(line + "\n" for line in lines[cut:])
     assert clean_text(head, cleaning) + clean_text(tail, cleaning) == clean_text(head + tail, cleaning)
 
 

@@ -26,7 +26,6 @@ from pathlib import Path
 
 from ..errors import DownloadError
 
-
 DEFAULT_BASE_URL = "https://openaipublic.blob.core.windows.net"
 TIMEOUT_SECONDS = 60
 
