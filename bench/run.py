@@ -437,7 +437,7 @@ def _pre_tokenize(bench, corpus, families):
         text = corpus.text
         for label, split in adapters.splitters(pattern).items():
             bench.measure("encode", label, corpus.name, pattern, "split", corpus.nbytes,
-                          lambda split=split: split(text), _ids_facts, versus="bytepair scanner", threads=1)
+                          lambda split=split, text=text: split(text), _ids_facts, versus="bytepair scanner", threads=1)
 
 
 def _first_published(families):

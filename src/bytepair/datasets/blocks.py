@@ -30,8 +30,8 @@ from __future__ import annotations
 import codecs
 from pathlib import Path
 
-from .errors import DatasetError
 from ..patterns import CUT_SEARCH, safe_cut
+from .errors import DatasetError
 from .wikitext import clean_text
 
 # Splits up to this many characters are read into memory once; larger ones are streamed from

@@ -19,7 +19,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 
-from bytepair.gpt.errors import (
+from bytepair.gpt.errors import (  # noqa: F401 (re-exported: see __all__ below)
     CheckpointError,
     FingerprintMismatchError,
     GPTSettingError,

@@ -14,7 +14,6 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +21,11 @@ import bytepair
 from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
+from datafiles import data_file
 
 tokenizers = pytest.importorskip("tokenizers")
+
+pytestmark = pytest.mark.peers
 
 NAMED_STRINGS = {
     "empty": "",
@@ -86,12 +88,14 @@ NAMES = ["llama3", "gpt4o", "gpt2-hf"]
 # -- published checks, shapes, small strings --------------------------------------------------
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", sorted(PUBLISHED))
 def test_hello_world(pairs, name):
     tokenizer, reference = pairs[name]
     assert tokenizer.encode("hello world") == PUBLISHED[name] == hf_ids(reference, "hello world")
 
 
+@pytest.mark.data
 def test_the_rules_each_file_asks_for(pairs):
     llama3, gpt4o, gpt2 = (pairs[name][0] for name in NAMES)
     assert (llama3.pattern_name, llama3.model.ignore_merges) == ("llama3", True)  # ignore_merges: whole piece first
@@ -100,6 +104,7 @@ def test_the_rules_each_file_asks_for(pairs):
     assert all(tok.rule == "hf" for tok in (llama3, gpt4o, gpt2))
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", NAMES)
 def test_added_tokens_are_special_tokens_with_their_ids(pairs, name):
     tokenizer, reference = pairs[name]
@@ -112,6 +117,7 @@ def test_added_tokens_are_special_tokens_with_their_ids(pairs, name):
     assert tokenizer.decode(ours) == reference.decode(ours, skip_special_tokens=False) == text
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", NAMES)
 @pytest.mark.parametrize("case", list(NAMED_STRINGS))
 def test_named_strings(pairs, name, case):
@@ -119,6 +125,7 @@ def test_named_strings(pairs, name, case):
     assert_same(tokenizer, reference, NAMED_STRINGS[case], case)
 
 
+@pytest.mark.data
 def test_gpt2_in_hf_layout_equals_gpt2_from_tiktoken_files(pairs):
     tokenizer, _ = pairs["gpt2-hf"]
     tiktoken_gpt2 = bytepair.load("gpt2", path=data_file("vocab/gpt2.tiktoken"))
@@ -143,6 +150,8 @@ def mismatches(tokenizer, reference, texts):
     return [name for (name, _), a, b in zip(texts, ours, theirs) if a != b]
 
 
+@pytest.mark.slow
+@pytest.mark.data
 @pytest.mark.parametrize("name", ["llama3", "gpt4o"])
 def test_every_udhr_language(pairs, udhr, name):
     tokenizer, reference = pairs[name]
@@ -150,12 +159,14 @@ def test_every_udhr_language(pairs, udhr, name):
     assert not bad, f"{len(bad)} of {len(udhr)} languages differ: {bad[:20]}"
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", NAMES)
 def test_wikitext2_valid(pairs, wikitext_valid, name):
     tokenizer, reference = pairs[name]
     assert_same(tokenizer, reference, wikitext_valid, "wikitext-2 valid")
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", ["llama3", "gpt4o"])
 def test_python_docs_slice(pairs, name):
     text = data_file("english/python-3.11-docs.txt").read_text(encoding="utf-8")
@@ -164,6 +175,7 @@ def test_python_docs_slice(pairs, name):
     assert_same(tokenizer, reference, text[:400_000] + text[middle : middle + 400_000], "python docs (800k characters)")
 
 
+@pytest.mark.data
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["llama3", "gpt4o"])
 def test_python_docs_whole(pairs, name):
@@ -172,6 +184,7 @@ def test_python_docs_whole(pairs, name):
     assert_same(tokenizer, reference, text, "python docs")
 
 
+@pytest.mark.data
 @pytest.mark.slow  # HF itself needs about 10 s per vocabulary here
 @pytest.mark.parametrize("name", ["llama3", "gpt4o"])
 def test_stdlib_code(pairs, name):
@@ -194,6 +207,7 @@ ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\uf
 random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=60).map("".join)
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("name", NAMES)
 @settings(max_examples=300, deadline=None)
 @given(text=random_text)
@@ -202,6 +216,7 @@ def test_random_unicode(pairs, name, text):
     assert_same(tokenizer, reference, text, "random text")
 
 
+@pytest.mark.data
 @pytest.mark.xfail(strict=True, reason="HF's Oniguruma tables predate the digits U+11DE0..U+11DE9 (and 326 other new \\p{N} code points); bytepair's scanner, like tiktoken and regex, reads them as numbers")
 def test_newer_unicode_digits_split_differently(pairs):
     tokenizer, reference = pairs["llama3"]

@@ -8,8 +8,6 @@ for how those libraries split real text.
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -17,8 +15,8 @@ from hypothesis import strategies as st
 
 from bytepair import _engine, patterns
 from bytepair.errors import PatternError
+from datafiles import data_file
 
-DATA = Path(os.environ.get("BYTEPAIR_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 NAMES = ["gpt2", "cl100k", "o200k", "llama3"]
 
 # Characters where the patterns differ or where a scanner could go wrong, so that random
@@ -61,16 +59,10 @@ NAMED_STRINGS = {
 }
 
 
-def data_file(*parts):
-    path = DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} not found; set BYTEPAIR_DATA to the shared data folder")
-    return path
-
-
 # -- the pattern strings -------------------------------------------------------------------
 
 
+@pytest.mark.peers
 def test_patterns_are_tiktokens_own(monkeypatch):
     openai_public = pytest.importorskip("tiktoken_ext.openai_public")
     # the constructors would download the ranks; only their pattern strings are wanted here
@@ -83,6 +75,7 @@ def test_patterns_are_tiktokens_own(monkeypatch):
     assert patterns.PATTERNS["cl100k"].endswith(r"|\s++$|\s*[\r\n]|\s+(?!\S)|\s")
 
 
+@pytest.mark.data
 def test_llama3_pattern_is_metas_own():
     config = json.loads(data_file("vocab", "hf", "llama3", "tokenizer.json").read_text("utf-8"))
     split_step = config["pre_tokenizer"]["pretokenizers"][0]
@@ -202,6 +195,7 @@ def udhr_text(key):
     return data_file("multilingual", "udhr", f"{key}.txt").read_text("utf-8")
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("key", UDHR_SAMPLE)
 def test_scanner_on_udhr_sample(key):
     text = udhr_text(key)
@@ -209,6 +203,7 @@ def test_scanner_on_udhr_sample(key):
         assert _engine.split(text, name) == patterns.split(text, name), (key, name)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_scanner_on_every_udhr_file():
     folder = data_file("multilingual", "udhr")
@@ -220,6 +215,7 @@ def test_scanner_on_every_udhr_file():
             assert _engine.split(text, name) == patterns.split(text, name), (path.name, name)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_scanner_on_wikitext_valid(name):
@@ -242,6 +238,8 @@ def tiktoken_encoding(request):
     return request.param, encoding
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_scanner_agrees_with_tiktoken(tiktoken_encoding):
     # tiktoken splits with its own regex engine, then merges inside each piece: its ids for
     # the text equal the concatenation of its ids for our pieces when the splits agree
@@ -253,6 +251,8 @@ def test_scanner_agrees_with_tiktoken(tiktoken_encoding):
         assert encoding.encode_ordinary(text) == per_piece
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_llama3_scanner_agrees_with_hf_tokenizers():
     tokenizers = pytest.importorskip("tokenizers")
     hf = tokenizers.Tokenizer.from_file(str(data_file("vocab", "hf", "llama3", "tokenizer.json")))

@@ -121,7 +121,7 @@ def test_seed_001_hand_example_first_four_merges():
     records = _engine.train_merges(
         words, [5, 2, 6, 3], mode="char", base_tokens=base, vocab_size=len(base) + 4, min_frequency=2
     )
-    e, s, t, l, o, w = (base.index(c) for c in "estlow")
+    e, s, t, l, o, w = (base.index(c) for c in "estlow")  # noqa: E741 (the letter l)
     es, est, lo, low = range(len(base), len(base) + 4)
     assert records == [(e, s, es, 9, 70), (es, t, est, 9, 61), (l, o, lo, 7, 54), (lo, w, low, 7, 47)]
 
@@ -241,12 +241,14 @@ def test_unknown_mode_is_a_value_error():
         _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_wikitext_prefix_as_one_chunk_all_500_merges():
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")[:50_000]
     assert_parity([text], [1], "char", 500, 2)
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_wikitext_prefix_pretokenized_bytes_300_merges():
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")[:100_000]

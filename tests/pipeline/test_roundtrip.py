@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 
 import bytepair
 from bytepair.errors import TokenIdError, UnknownCharactersError
-
 from datafiles import data_dir, data_file
 
 AWKWARD = {
@@ -115,6 +114,7 @@ REAL_FILES = [
 ]
 
 
+@pytest.mark.data
 @pytest.mark.slow
 @pytest.mark.parametrize("relative", REAL_FILES)
 def test_every_real_corpus_round_trips_in_both_modes(relative):
@@ -125,6 +125,7 @@ def test_every_real_corpus_round_trips_in_both_modes(relative):
     assert char_tok.decode(char_tok.encode_to_array(text)) == text
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_every_udhr_language_round_trips():
     folder = data_dir() / "multilingual" / "udhr"

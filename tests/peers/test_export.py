@@ -14,7 +14,6 @@ import hashlib
 import itertools
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,9 +22,13 @@ from bytepair.errors import FormatError
 from bytepair.formats import load_tiktoken, to_huggingface, to_tiktoken
 from bytepair.formats.export import huggingface_json
 from bytepair.tokenizer import Tokenizer
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
+
+pytestmark = pytest.mark.peers
+
 from tiktoken.load import load_tiktoken_bpe  # noqa: E402
 
 SPECIALS = ["<|endoftext|>", "<|pad|>"]
@@ -59,6 +62,7 @@ def tiktoken_encoding(tokenizer, path):
     return tiktoken.Encoding("exported", mergeable_ranks=read_with_tiktoken(path), **info)
 
 
+@pytest.mark.data
 def test_tiktoken_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
     encoding = tiktoken_encoding(byte_tokenizer, tmp_path / "mine.tiktoken")
     for text in corpus[1]:
@@ -67,6 +71,7 @@ def test_tiktoken_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
         assert encoding.decode(ours) == byte_tokenizer.decode(ours)
 
 
+@pytest.mark.data
 def test_huggingface_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
     path = tmp_path / "tokenizer.json"
     to_huggingface(byte_tokenizer, path)
@@ -78,6 +83,7 @@ def test_huggingface_file_gives_our_ids(byte_tokenizer, corpus, tmp_path):
     assert [reference.decode(ids, skip_special_tokens=False) for ids in ours] == texts
 
 
+@pytest.mark.data
 def test_transformers_reads_the_exported_file(byte_tokenizer, tmp_path):
     transformers = pytest.importorskip("transformers")
     path = tmp_path / "tokenizer.json"
@@ -89,6 +95,7 @@ def test_transformers_reads_the_exported_file(byte_tokenizer, tmp_path):
     assert len(fast) == byte_tokenizer.vocab_size
 
 
+@pytest.mark.data
 def test_exported_files_load_back_with_the_same_ids(byte_tokenizer, corpus, tmp_path):
     to_huggingface(byte_tokenizer, tmp_path / "tokenizer.json")
     info = to_tiktoken(byte_tokenizer, tmp_path / "mine.tiktoken")
@@ -100,6 +107,7 @@ def test_exported_files_load_back_with_the_same_ids(byte_tokenizer, corpus, tmp_
     assert from_hf.special_tokens == from_tiktoken.special_tokens == byte_tokenizer.special_tokens
 
 
+@pytest.mark.data
 def test_no_pattern_exports_the_whole_text_as_one_piece(corpus, tmp_path):
     tokenizer = bytepair.train(corpus[0][:100_000], mode="byte", vocab_size=400)
     encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
@@ -127,6 +135,7 @@ ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u2000\u2028\u3000\u200b'sStdmlLvreE123456789
 random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=50).map("".join)
 
 
+@pytest.mark.data
 @settings(max_examples=200, deadline=None)
 @given(text=random_text)
 def test_random_text_in_both_exported_files(byte_tokenizer, exported, text):
@@ -150,6 +159,7 @@ def char_tokenizers(wikitext_valid):
     }
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("case", ["seed 000 (no pattern)", "gpt2 pattern, specials", "byte fallback"])
 def test_character_level_exports_to_huggingface(char_tokenizers, wikitext_valid, tmp_path, case):
     tokenizer = char_tokenizers[case]
@@ -165,12 +175,14 @@ def test_character_level_exports_to_huggingface(char_tokenizers, wikitext_valid,
         assert reference.decode(ours, skip_special_tokens=False) == text
 
 
+@pytest.mark.data
 def test_character_level_cannot_be_a_tiktoken_file(char_tokenizers, tmp_path):
     with pytest.raises(FormatError, match="character-level"):
         to_tiktoken(char_tokenizers["seed 000 (no pattern)"], tmp_path / "t.tiktoken")
     assert not (tmp_path / "t.tiktoken").exists()
 
 
+@pytest.mark.data
 def test_normalization_exports_to_huggingface_but_not_tiktoken(corpus, tmp_path):
     tokenizer = bytepair.train(corpus[0][:100_000], mode="byte", vocab_size=400, pattern="cl100k", normalization="NFKC")
     with pytest.raises(FormatError, match="NFKC"):
@@ -184,6 +196,7 @@ def test_normalization_exports_to_huggingface_but_not_tiktoken(corpus, tmp_path)
 # -- vocabularies loaded from the libraries' files ----------------------------------------------------
 
 
+@pytest.mark.data
 def test_a_loaded_tiktoken_vocabulary_writes_back_the_published_file(tmp_path):
     tokenizer = bytepair.load("cl100k_base", path=data_file("vocab"))
     to_tiktoken(tokenizer, tmp_path / "cl100k_base.tiktoken")
@@ -193,6 +206,8 @@ def test_a_loaded_tiktoken_vocabulary_writes_back_the_published_file(tmp_path):
         to_huggingface(tokenizer, tmp_path / "tokenizer.json")
 
 
+@pytest.mark.slow
+@pytest.mark.data
 def test_a_loaded_hf_vocabulary_writes_back_a_file_with_the_same_ids(tmp_path):
     tokenizer = bytepair.load("llama3", path=data_file("vocab"))
     to_huggingface(tokenizer, tmp_path / "tokenizer.json")
@@ -280,6 +295,7 @@ def test_a_token_that_replay_cannot_reach_is_refused_for_tiktoken_but_fine_for_h
     assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [tokenizer.encode(t) for t in texts]
 
 
+@pytest.mark.data
 def test_trained_tokenizers_pass_both_checks(byte_tokenizer, tmp_path):
     to_tiktoken(byte_tokenizer, tmp_path / "t.tiktoken")
     to_huggingface(byte_tokenizer, tmp_path / "tokenizer.json")

@@ -19,13 +19,12 @@ import pytest
 from bytepair import reference
 from bytepair.cli import main
 from bytepair.datasets import find_split_files
-from bytepair.datasets.prepare import prepare
 from bytepair.datasets.blocks import SplitSource, barrier_cut
 from bytepair.datasets.encode import encode_text
 from bytepair.datasets.errors import DatasetError
+from bytepair.datasets.prepare import prepare
 from bytepair.tokenizer import Tokenizer
 from bytepair.train import train
-
 from datafiles import data_file
 
 SPLITS = ("train", "val", "test")
@@ -67,6 +66,7 @@ def prepared(tmp_path_factory):
 # -- the files --------------------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_every_file_of_the_layout_is_written(prepared):
     _, out, _ = prepared
     expected = {"tokenizer.json", "encoded_bpe/meta.json", "encoded_char/meta.json", "encoded_char/tokenizer.json"}
@@ -77,6 +77,7 @@ def test_every_file_of_the_layout_is_written(prepared):
     assert written == expected
 
 
+@pytest.mark.data
 def test_each_stream_decodes_to_exactly_its_split(prepared):
     corpus, out, _ = prepared
     texts = split_texts(corpus)
@@ -94,6 +95,7 @@ def test_each_stream_decodes_to_exactly_its_split(prepared):
             assert 0 <= int(ids.min()) and int(ids.max()) < meta["vocab_size"]
 
 
+@pytest.mark.data
 def test_streams_are_uint16_when_the_vocabulary_fits(prepared):
     _, out, _ = prepared
     meta, ids = read_stream(out / "encoded_bpe", "val")
@@ -101,6 +103,7 @@ def test_streams_are_uint16_when_the_vocabulary_fits(prepared):
     assert (out / "encoded_bpe" / "val.bin").stat().st_size == 2 * meta["splits"]["val"]["tokens"]
 
 
+@pytest.mark.data
 def test_the_base_alphabet_comes_from_every_split_and_char_ids_are_its_indices(prepared):
     corpus, out, result = prepared
     texts = split_texts(corpus)
@@ -115,6 +118,7 @@ def test_the_base_alphabet_comes_from_every_split_and_char_ids_are_its_indices(p
     assert list(char_tokenizer.base_tokens) == alphabet and char_tokenizer.merges == ()
 
 
+@pytest.mark.data
 def test_merges_come_from_the_training_prefix_only(prepared):
     corpus, _, result = prepared
     texts = split_texts(corpus)
@@ -124,6 +128,7 @@ def test_merges_come_from_the_training_prefix_only(prepared):
     assert result.train_characters == MAX_CHARS
 
 
+@pytest.mark.data
 def test_bpe_ids_equal_the_reference_replay_over_the_whole_split(prepared):
     corpus, out, result = prepared
     text = split_texts(corpus)["test"]
@@ -134,6 +139,7 @@ def test_bpe_ids_equal_the_reference_replay_over_the_whole_split(prepared):
     assert ids.tolist() == expected
 
 
+@pytest.mark.data
 def test_torch_files_hold_the_same_ids_as_long_tensors(prepared):
     torch = pytest.importorskip("torch")
     _, out, _ = prepared
@@ -143,6 +149,7 @@ def test_torch_files_hold_the_same_ids_as_long_tensors(prepared):
         assert tensor.dtype == torch.long and tensor.tolist() == ids.tolist()
 
 
+@pytest.mark.data
 def test_the_gpt_package_reads_the_layout(prepared):
     data = pytest.importorskip("bytepair.gpt.data")
     _, out, result = prepared
@@ -151,6 +158,7 @@ def test_the_gpt_package_reads_the_layout(prepared):
     assert encoded.split("val").characters == result.splits["val"].characters
 
 
+@pytest.mark.data
 def test_the_report_has_the_seeds_figures(prepared):
     _, _, result = prepared
     report = "\n".join(result.report)
@@ -165,6 +173,7 @@ def test_the_report_has_the_seeds_figures(prepared):
 # -- large splits, options ----------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_with_a_pattern_blocks_give_exactly_the_ids_of_encoding_whole(tmp_path, prepared):
     corpus, _, _ = prepared
     texts = split_texts(corpus)
@@ -179,6 +188,7 @@ def test_with_a_pattern_blocks_give_exactly_the_ids_of_encoding_whole(tmp_path, 
         assert ids.tolist() == whole.encode_ordinary(texts[name]), name
 
 
+@pytest.mark.data
 def test_without_a_pattern_blocks_cut_at_merge_barriers_give_exactly_the_whole_ids(tmp_path, prepared):
     corpus, _, fixture_result = prepared
     texts = split_texts(corpus)
@@ -191,6 +201,7 @@ def test_without_a_pattern_blocks_cut_at_merge_barriers_give_exactly_the_whole_i
         assert ids.tolist() == result.tokenizer.encode_ordinary(texts[name]), name
 
 
+@pytest.mark.data
 def test_no_pattern_with_normalization_past_the_memory_threshold_is_cut_at_newlines(tmp_path, prepared):
     corpus, _, _ = prepared
     texts = split_texts(corpus)
@@ -271,6 +282,7 @@ def test_an_interrupted_first_prepare_leaves_no_file_at_all(tmp_path, monkeypatc
 # -- command line -----------------------------------------------------------------------------------
 
 
+@pytest.mark.data
 def test_the_prepare_command_writes_the_layout_and_prints_the_report(tmp_path, capsys, prepared):
     corpus, _, _ = prepared
     status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--no-pt"])
@@ -299,6 +311,7 @@ def test_the_prepare_command_refuses_two_corpora_with_one_error_line(tmp_path, c
     assert error.startswith("error: give the corpus one way") and "SOURCE and --train/--val/--test" in error
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("options", [{}, {"pattern": "gpt2"}, {"pattern": "cl100k", "normalization": "NFKC"}, {"normalization": "NFC"}, {"mode": "byte"}])
 def test_encoding_in_parallel_blocks_equals_encoding_whole(prepared, options):
     corpus, _, _ = prepared

@@ -16,7 +16,6 @@ from bytepair.cli import main
 from bytepair.datasets import find_split_files
 from bytepair.datasets.errors import DatasetError, MissingDependencyError
 from bytepair.datasets.sweep import check_plotting, sweep, table, write_outputs
-
 from datafiles import data_file
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -39,12 +38,14 @@ def result(corpus):
     return sweep(files=find_split_files(corpus), vocab_sizes=[300, 200, 250], dim=64, context=100, words=WORDS, max_chars=30_000)
 
 
+@pytest.mark.data
 def test_one_row_per_size_in_order_after_the_character_baseline(result):
     assert [row.requested for row in result.rows] == [None, 200, 250, 300]
     assert [row.vocab_size for row in result.rows[1:]] == [200, 250, 300]
     assert result.rows[0].merges == 0 and result.rows[0].longest == []
 
 
+@pytest.mark.data
 def test_the_baseline_has_one_token_per_character(corpus, result):
     train_text = (corpus / "train.txt").read_text(encoding="utf-8")
     baseline = result.rows[0]
@@ -55,6 +56,7 @@ def test_the_baseline_has_one_token_per_character(corpus, result):
     assert baseline.vocab_size == len(set(train_text + val_text))
 
 
+@pytest.mark.data
 def test_more_merges_mean_shorter_sequences_and_more_context(result):
     tokens = [row.train_tokens for row in result.rows]
     covered = [row.context_characters for row in result.rows]
@@ -64,10 +66,12 @@ def test_more_merges_mean_shorter_sequences_and_more_context(result):
         assert row.compression == pytest.approx(row.train_characters / row.train_tokens, abs=1e-4)
 
 
+@pytest.mark.data
 def test_embedding_size_is_vocab_times_dim(result):
     assert [row.embedding_parameters for row in result.rows] == [row.vocab_size * 64 for row in result.rows]
 
 
+@pytest.mark.data
 def test_rare_words_split_into_pieces_that_spell_them(result):
     for row in result.rows:
         for word in WORDS:
@@ -76,6 +80,7 @@ def test_rare_words_split_into_pieces_that_spell_them(result):
     assert len(result.rows[-1].words["electromagnetism"]) < len("electromagnetism")
 
 
+@pytest.mark.data
 def test_longest_tokens_are_learned_tokens_longest_first(result):
     row = result.rows[-1]
     lengths = [len(token) for _, token in row.longest]
@@ -84,6 +89,7 @@ def test_longest_tokens_are_learned_tokens_longest_first(result):
     assert all(token_id >= base for token_id, _ in row.longest)
 
 
+@pytest.mark.data
 def test_json_and_png_are_written(tmp_path, result):
     pytest.importorskip("matplotlib")
     paths = write_outputs(result, tmp_path)
@@ -94,6 +100,7 @@ def test_json_and_png_are_written(tmp_path, result):
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.data
 def test_the_table_shows_every_size_and_word(result):
     lines = table(result)
     assert "embedding x64" in lines[0] and "chars in 100 val tokens" in lines[0]
@@ -109,6 +116,7 @@ def test_without_matplotlib_the_error_says_what_to_install(monkeypatch):
         check_plotting()
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("kwargs, message", [
     ({"vocab_sizes": []}, "vocab_sizes must be positive integers"),
     ({"vocab_sizes": [300, -1]}, r"\[300, -1\]"),
@@ -119,6 +127,7 @@ def test_bad_settings_are_refused(corpus, kwargs, message):
         sweep(files=find_split_files(corpus), **kwargs)
 
 
+@pytest.mark.data
 def test_the_sweep_command_prints_the_table_and_writes_the_png(tmp_path, capsys, corpus):
     pytest.importorskip("matplotlib")
     status = main(["sweep", str(corpus), "--vocab-sizes", "200", "260", "--max-chars", "20000", "-o", str(tmp_path), "--quiet"])
@@ -128,6 +137,7 @@ def test_the_sweep_command_prints_the_table_and_writes_the_png(tmp_path, capsys,
     assert (tmp_path / "sweep.png").read_bytes()[:8] == PNG_SIGNATURE
 
 
+@pytest.mark.data
 def test_the_sweep_command_prints_json_on_request(tmp_path, capsys, corpus):
     status = main(["sweep", str(corpus), "--vocab-sizes", "200", "--max-chars", "20000", "-o", str(tmp_path), "--json", "--no-plot"])
     data = json.loads(capsys.readouterr().out)
@@ -135,6 +145,7 @@ def test_the_sweep_command_prints_json_on_request(tmp_path, capsys, corpus):
     assert not (tmp_path / "sweep.png").exists()
 
 
+@pytest.mark.data
 def test_the_sweep_command_points_from_vocab_size_to_vocab_sizes(tmp_path, capsys, corpus):
     status = main(["sweep", str(corpus), "--vocab-size", "500", "-o", str(tmp_path)])
     assert status == 2

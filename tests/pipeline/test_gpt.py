@@ -50,7 +50,9 @@ def corpus_text(size=6000):
     path = data_dir() / "tinyshakespeare" / "input.txt"
     if path.exists():
         return path.read_text(encoding="utf-8")[:size]
-    import argparse, json as json_module, pathlib  # noqa: E401  (any stdlib modules will do)
+    import argparse  # any stdlib modules will do
+    import json as json_module
+    import pathlib
 
     docs = [obj.__doc__ or "" for module in (argparse, json_module, pathlib) for obj in vars(module).values()]
     return "".join(docs)[:size]
@@ -288,6 +290,7 @@ def test_sample_batch_targets_are_inputs_shifted_by_one():
 # -- training, checkpoints, fingerprints ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_loss_decreases_on_repetitive_text(tmp_path):
     root, _, _ = write_prepared(tmp_path / "prepared", "the cat sat on the mat. " * 300, extra_merges=10)
     result = gpt.train(root / "encoded_char", tmp_path / "out", max_steps=60, eval_interval=30, progress=False,

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 from pathlib import Path
 
@@ -20,16 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytepair import _engine, patterns, reference
+from datafiles import data_file
 
-DATA = Path(os.environ.get("BYTEPAIR_DATA", Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
 PATTERN_CHOICES = [None, "gpt2", "cl100k", "o200k", "llama3"]
-
-
-def data_file(*parts):
-    path = DATA.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"{path} not found; set BYTEPAIR_DATA to the shared data folder")
-    return path
 
 
 # -- building encoders the way docs/internals.md describes ---------------------------------
@@ -131,6 +123,7 @@ def arbitrary_merge_case(draw):
     return mode, base, merges, draw(st.sampled_from(PATTERN_CHOICES)), text
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(case=arbitrary_merge_case())
 def test_replay_equals_reference_on_arbitrary_merge_lists(case):
@@ -201,6 +194,7 @@ def test_a_million_of_one_character():
     assert encoder.encode_ordinary("x" * 11) == [ids["x" * 8], ids["xx"], ids["x"]]
 
 
+@pytest.mark.data
 @pytest.mark.slow
 def test_ten_megabytes_as_one_char_piece():
     text = data_file("wikitext-2", "train.txt").read_text("utf-8")
@@ -230,10 +224,12 @@ def test_unknown_characters_are_reported_sorted_once():
 def test_byte_fallback_gives_the_utf8_bytes():
     encoder, ids = replay_encoder("char", [("a", "b")], "ab", byte_fallback=True)
     first_fallback = len(ids)
-    expected = [ids["ab"]] + [first_fallback + b for b in "é😀".encode("utf-8")] + [ids["a"]]
+    expected = [ids["ab"]] + [first_fallback + b for b in "é😀".encode()] + [ids["a"]]
     assert encoder.encode_ordinary("abé😀a") == expected
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_lone_surrogates_are_cleaned_like_tiktoken(cl100k):
     encoder, encoding = cl100k
     for text in ["a\ud800b", "\udfff", "x\ud83d\ude00y", "\ud83d\ude00", "ok \udc80\ud800 ok"]:
@@ -385,6 +381,8 @@ def r50k():
     return tiktoken_pair("r50k_base.tiktoken", "gpt2")
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_published_ids(cl100k, r50k):
     assert cl100k[0].encode_ordinary("hello world") == [15339, 1917]
     assert r50k[0].encode_ordinary("hello world") == [31373, 995]
@@ -397,12 +395,16 @@ TIKTOKEN_STRINGS = [
 ]
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("text", TIKTOKEN_STRINGS)
 def test_tiktoken_rule_on_named_strings(cl100k, r50k, text):
     for encoder, encoding in (cl100k, r50k):
         assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @settings(max_examples=300, deadline=None)
 @given(text=st.text(st.one_of(st.sampled_from(list(" \n\r\t'sSé中😀1a.")), st.characters()), max_size=80))
 def test_tiktoken_rule_on_random_text(cl100k, text):
@@ -410,6 +412,8 @@ def test_tiktoken_rule_on_random_text(cl100k, text):
     assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_cache_overflow_keeps_ids_right(r50k):
     # gpt2 keeps " 12345" whole: 70,000 distinct pieces, more than one cache holds
     encoder, encoding = r50k
@@ -418,6 +422,8 @@ def test_cache_overflow_keeps_ids_right(r50k):
     assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("key", ["eng", "cmn_hans", "arb", "hin", "jpn", "rus", "tha", "kor"])
 def test_tiktoken_rule_on_udhr(cl100k, key):
     encoder, encoding = cl100k
@@ -430,6 +436,8 @@ def test_tiktoken_rule_on_udhr(cl100k, key):
 HUGE = 70_000
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("alphabet", ["x", "ab", "abcdefghij", "aé人"])
 def test_tiktoken_rule_on_huge_pieces(cl100k, alphabet):
     encoder, encoding = cl100k
@@ -439,6 +447,7 @@ def test_tiktoken_rule_on_huge_pieces(cl100k, alphabet):
     assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.peers
 def test_tiktoken_rule_goes_back_to_a_lower_rank_on_huge_pieces():
     # "bc" (rank 257) merges first, and makes the pair ("a", "bc") of rank 256: lower than
     # the rank just applied, which replay never does and tiktoken's rule must honour
@@ -460,6 +469,8 @@ def test_tiktoken_rule_goes_back_to_a_lower_rank_on_huge_pieces():
     assert encoder.encode_ordinary("abc" * HUGE) == [256] * HUGE
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.slow
 def test_tiktoken_rule_on_wikitext_and_stdlib_source(cl100k):
     import sysconfig
@@ -472,6 +483,8 @@ def test_tiktoken_rule_on_wikitext_and_stdlib_source(cl100k):
         assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.slow
 def test_o200k_rule_on_udhr():
     encoder, encoding = tiktoken_pair("o200k_base.tiktoken", "o200k")
@@ -520,6 +533,8 @@ def llama3():
     return encoder, tokenizers.Tokenizer.from_file(str(path))
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("alphabet", ["x", "abcdefghij", "aé人"])
 def test_hf_rule_on_huge_pieces(llama3, alphabet):
     encoder, hf = llama3
@@ -529,6 +544,8 @@ def test_hf_rule_on_huge_pieces(llama3, alphabet):
     assert encoder.encode_ordinary(text) == hf.encode(text, add_special_tokens=False).ids
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("key", ["eng", "cmn_hans", "arb", "hin", "rus", "tha"])
 def test_hf_rule_equals_hf_tokenizers(llama3, key):
     encoder, hf = llama3

@@ -12,12 +12,14 @@ import subprocess
 import sys
 
 import pytest
-from datafiles import data_file
 
 import bytepair
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 tokenizers = pytest.importorskip("tokenizers")
+
+pytestmark = pytest.mark.peers
 
 
 def bytepair_cli(*args, stdin=None):
@@ -56,6 +58,7 @@ def udhr_report(ours):
     return json.loads(result.stdout)
 
 
+@pytest.mark.data
 def test_one_row_per_language_and_a_total(udhr_report):
     files = sorted(data_file("multilingual/udhr").glob("*.txt"))
     assert [row["name"] for row in udhr_report["texts"]] == [p.stem for p in files]
@@ -66,6 +69,7 @@ def test_one_row_per_language_and_a_total(udhr_report):
         assert total["results"][label]["tokens"] == sum(row["results"][label]["tokens"] for row in udhr_report["texts"])
 
 
+@pytest.mark.data
 @pytest.mark.parametrize("language", ["eng", "cmn_hans", "arb", "hin", "rus", "jpn"])
 def test_counts_and_ratios_match_the_libraries(udhr_report, gpt2_encoding, language):
     text = data_file(f"multilingual/udhr/{language}.txt").read_text(encoding="utf-8")
@@ -83,12 +87,14 @@ def test_counts_and_ratios_match_the_libraries(udhr_report, gpt2_encoding, langu
         assert result["chars_per_token"] == pytest.approx(row["chars"] / count, abs=1e-4)
 
 
+@pytest.mark.data
 def test_bigger_vocabularies_carry_more_bytes_per_token_on_chinese(udhr_report):
     # GPT-2 has few CJK tokens: well under 2 bytes (one character is 3) per token; o200k more.
     row = next(row for row in udhr_report["texts"] if row["name"] == "cmn_hans")["results"]
     assert row["gpt2"]["bytes_per_token"] < 2 < row["o200k_base"]["bytes_per_token"]
 
 
+@pytest.mark.data
 def test_the_table_shows_every_tokenizer_and_the_total(ours, tmp_path):
     folder = tmp_path / "texts"
     folder.mkdir()
@@ -103,6 +109,7 @@ def test_the_table_shows_every_tokenizer_and_the_total(ours, tmp_path):
     assert "comparing 3 text(s)" in result.stderr
 
 
+@pytest.mark.data
 def test_standard_input(gpt2_encoding):
     text = "Machine learning is powerful. 机器学习很强大。 L'apprentissage automatique est puissant. 🤖💪"
     result = bytepair_cli("compare", "-", "-t", "gpt2", "--vocab-dir", data_file("vocab"), "--json", stdin=text)
@@ -112,6 +119,7 @@ def test_standard_input(gpt2_encoding):
     assert row["results"]["gpt2"]["tokens"] == len(gpt2_encoding.encode_ordinary(text))
 
 
+@pytest.mark.data
 def test_a_character_level_tokenizer_shows_na_where_it_cannot_encode(tmp_path):
     path = tmp_path / "char.json"
     bytepair.train("the quick brown fox jumps over the lazy dog " * 30, mode="char", vocab_size=40).save(path)

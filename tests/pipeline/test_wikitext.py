@@ -22,13 +22,12 @@ import regex
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bytepair.datasets import wikitext
 from bytepair import reference
+from bytepair.datasets import wikitext
 from bytepair.datasets.blocks import SplitSource, barrier_cut, newline_cut, read_file_blocks, safe_cut
-from bytepair.train import train
 from bytepair.datasets.errors import ChecksumError, DatasetError, DownloadError
 from bytepair.datasets.wikitext import clean_text, download_wikitext, find_split_files, is_heading, load_wikitext
-
+from bytepair.train import train
 from datafiles import data_dir, data_file
 
 # Three short "articles" in WikiText's own layout: blank lines, a leading space on every line,
@@ -103,6 +102,7 @@ def test_loading_is_faithful_by_default_every_byte_kept(tmp_path):
     assert loaded == texts
 
 
+@pytest.mark.data
 def test_real_wikitext2_loads_byte_for_byte():
     folder = data_file("wikitext-2/valid.txt").parent
     loaded = load_wikitext(folder)
@@ -165,7 +165,7 @@ LINES = st.lists(st.sampled_from([" ", "  ", " = A = ", " = = B = = ", " x @-@ y
 
 @given(lines=LINES, cut=st.integers(0, 12), cleaning=st.sampled_from(wikitext.CLEANINGS))
 def test_cleaning_in_blocks_cut_at_newlines_equals_cleaning_whole(lines, cut, cleaning):
-    head, tail = "".join(l + "\n" for l in lines[:cut]), "".join(l + "\n" for l in lines[cut:])
+    head, tail = "".join(line + "\n" for line in lines[:cut]), "".join(line + "\n" for line in lines[cut:])
     assert clean_text(head, cleaning) + clean_text(tail, cleaning) == clean_text(head + tail, cleaning)
 
 
@@ -229,6 +229,7 @@ def oracle_patterns():
     return {name: regex.compile(p) for name, p in patterns.items()}
 
 
+@pytest.mark.peers
 @given(text=st.text(TEXT_ALPHABET, min_size=1, max_size=80))
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_a_safe_cut_changes_no_piece_of_any_named_pattern(text):
@@ -256,6 +257,8 @@ def test_where_safe_cut_cuts(text, before):
     assert text[: safe_cut(text)] == before
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_safe_cuts_keep_real_wikitext_pieces():
     text = data_file("wikitext-2/valid.txt").read_text(encoding="utf-8")[:300_000]
     blocks = list(SplitSource("val", text=text).blocks(20_000, cut=safe_cut))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parent.parent / "bench"
+BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
 @pytest.fixture(scope="module")
@@ -31,6 +31,8 @@ def trained(adapters):
     return tokenizer, corpus["val"][:100_000]
 
 
+@pytest.mark.peers
+@pytest.mark.slow
 def test_every_peer_gives_the_ids_of_its_bytepair_twin(adapters, trained):
     pytest.importorskip("tiktoken", reason="the bench compares against tiktoken (test extra)")
     pytest.importorskip("tokenizers", reason="the bench compares against HF tokenizers (test extra)")
@@ -45,6 +47,8 @@ def test_every_peer_gives_the_ids_of_its_bytepair_twin(adapters, trained):
     assert batch == [ids["bytepair"], tokenizer.encode_ordinary(text[:500])]
 
 
+@pytest.mark.peers
+@pytest.mark.slow
 def test_hf_with_all_splits_follows_tiktokens_rule(adapters, trained):
     tiktoken = pytest.importorskip("tiktoken", reason="the bench compares against tiktoken (test extra)")
     pytest.importorskip("tokenizers", reason="the bench compares against HF tokenizers (test extra)")

@@ -14,15 +14,17 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-from datafiles import data_file
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
 from bytepair.errors import DisallowedSpecialTokenError
+from datafiles import data_file
 
 tiktoken = pytest.importorskip("tiktoken")
 openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+
+pytestmark = [pytest.mark.peers, pytest.mark.data]
 
 # name -> how bytepair loads it (vocabulary name, path below the vocab folder)
 SOURCES = {
@@ -193,6 +195,7 @@ def udhr():
     return udhr_texts()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", MAIN)
 def test_every_udhr_language(pairs, udhr, label):
     tokenizer, encoding = pairs[label]
@@ -229,6 +232,7 @@ def stdlib_files(every):
     return [(str(p.relative_to(root)), p.read_text(encoding="utf-8", errors="surrogateescape")) for p in files[::every]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("label", MAIN)
 def test_stdlib_code(pairs, label):
     tokenizer, encoding = pairs[label]

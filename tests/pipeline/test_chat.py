@@ -201,6 +201,8 @@ REAL_TEMPLATE_CONVERSATIONS = {
 }
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("conversation", sorted(REAL_TEMPLATE_CONVERSATIONS))
 @pytest.mark.parametrize("add_generation_prompt", [False, True])
 def test_real_llama3_template_renders_as_transformers_does(llama3_hf, conversation, add_generation_prompt):
@@ -216,6 +218,8 @@ def test_real_llama3_template_renders_as_transformers_does(llama3_hf, conversati
     assert ours == hf_render(hf, config, messages, add_generation_prompt)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("conversation", sorted(CONVERSATIONS))
 def test_builtin_llama3_agrees_with_real_template_with_generation_prompt(llama3_hf, conversation):
     # Where they must agree: the real template is asked for the generation prompt (it adds it
@@ -225,6 +229,8 @@ def test_builtin_llama3_agrees_with_real_template_with_generation_prompt(llama3_
     assert render_chat(messages, "llama3", add_generation_prompt=True) == hf_render(hf, config, messages, True)
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_real_llama3_template_differences_from_builtin_are_the_documented_ones(llama3_hf):
     hf, config = llama3_hf
     # 1. No date or knowledge-cutoff header for system messages (that came with Llama 3.1).
@@ -311,6 +317,7 @@ def hf_renderer():
     return render
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("case", sorted(FEATURE_CASES))
 @pytest.mark.parametrize("add_generation_prompt", [False, True])
 def test_custom_template_features_render_as_transformers_does(hf_renderer, case, add_generation_prompt):
@@ -323,6 +330,7 @@ def test_custom_template_features_render_as_transformers_does(hf_renderer, case,
     assert not [line for line in ours.split("\n") if line and not line.strip()]
 
 
+@pytest.mark.peers
 def test_tojson_does_not_escape_html_or_non_ascii(hf_renderer):
     template = "{{ messages[0] | tojson }}|{{ messages[0] | tojson(sort_keys=true, separators=(',', ':')) }}"
     messages = [{"role": "user", "content": "<b>&'ü'</b>"}]
@@ -443,6 +451,7 @@ def test_template_must_be_a_string():
         render_chat(SEED_MESSAGES, None)
 
 
+@pytest.mark.peers
 def test_raise_exception_in_a_template_becomes_a_chat_template_error(hf_renderer):
     messages = [{"role": "tool", "content": "42"}]
     with pytest.raises(ChatTemplateError, match="Unsupported role: tool"):

@@ -16,13 +16,13 @@ import socket
 import threading
 
 import pytest
-from datafiles import data_file
 
 import bytepair
 from bytepair import formats
 from bytepair.errors import BytepairError, FormatError
 from bytepair.formats.download import DownloadError
 from bytepair.formats.tiktoken_files import ENCODINGS
+from datafiles import data_file
 
 R50K_SHA256 = "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"  # tiktoken's
 
@@ -78,6 +78,7 @@ def closed_port():
         return sock.getsockname()[1]
 
 
+@pytest.mark.data
 def test_first_use_downloads_then_the_cache_is_used(served):
     server, _, cache = served
     tokenizer = formats.load("gpt2", cache_dir=cache, base_url=server.url)
@@ -90,6 +91,7 @@ def test_first_use_downloads_then_the_cache_is_used(served):
     assert sorted(p.name for p in cache.iterdir()) == ["r50k_base.tiktoken"]  # no temporary files
 
 
+@pytest.mark.peers
 def test_the_expected_hashes_are_tiktokens():
     from tiktoken_ext import openai_public
 
@@ -98,6 +100,7 @@ def test_the_expected_hashes_are_tiktokens():
         assert f'"{encoding.sha256}"' in source, encoding.name
 
 
+@pytest.mark.data
 def test_environment_variables_set_the_cache_and_the_base_url(served, monkeypatch):
     server, _, cache = served
     monkeypatch.setenv("BYTEPAIR_CACHE", str(cache))
@@ -106,6 +109,7 @@ def test_environment_variables_set_the_cache_and_the_base_url(served, monkeypatc
     assert (cache / "r50k_base.tiktoken").is_file()
 
 
+@pytest.mark.data
 def test_a_wrong_hash_names_both_hashes_and_caches_nothing(served):
     server, root, cache = served
     served_file = root / "encodings" / "r50k_base.tiktoken"
@@ -119,6 +123,7 @@ def test_a_wrong_hash_names_both_hashes_and_caches_nothing(served):
     assert not cache.exists() or not any(cache.iterdir())
 
 
+@pytest.mark.data
 def test_a_corrupt_cached_file_is_downloaded_again(served):
     server, _, cache = served
     cache.mkdir()
@@ -135,6 +140,7 @@ def test_offline_says_to_pass_a_path(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.data
 def test_a_missing_file_on_the_server_is_an_http_error(served):
     server, _, cache = served
     with pytest.raises(DownloadError, match="HTTP 404"):
@@ -154,6 +160,7 @@ def test_unknown_names_list_the_known_ones():
         bytepair.load("gpt5")
 
 
+@pytest.mark.data
 def test_a_folder_with_gpt2_files_only(tmp_path):
     source = data_file("vocab/gpt2")
     (tmp_path / "gpt2").mkdir()
@@ -162,6 +169,7 @@ def test_a_folder_with_gpt2_files_only(tmp_path):
     assert bytepair.load("gpt2", path=tmp_path).encode("hello world") == [31373, 995]
 
 
+@pytest.mark.data
 def test_the_vocab_dir_variable_is_searched_before_downloading(monkeypatch, tmp_path):
     monkeypatch.setenv("BYTEPAIR_VOCAB_DIR", str(data_file("vocab")))
     tokenizer = formats.load("cl100k", cache_dir=tmp_path, base_url=f"http://127.0.0.1:{closed_port()}")
@@ -174,12 +182,14 @@ def test_a_folder_without_the_vocabulary_lists_what_was_looked_for(tmp_path):
         bytepair.load("o200k_base", path=tmp_path)
 
 
+@pytest.mark.data
 def test_a_rank_file_of_unknown_origin_needs_its_pattern(tmp_path):
     (tmp_path / "mine.tiktoken").write_bytes(data_file("vocab/r50k_base.tiktoken").read_bytes()[:2000])
     with pytest.raises(FormatError, match="load_tiktoken"):
         bytepair.load(str(tmp_path / "mine.tiktoken"))
 
 
+@pytest.mark.data
 def test_a_corrupt_rank_file_names_the_line(tmp_path):
     lines = data_file("vocab/r50k_base.tiktoken").read_bytes().splitlines()
     lines[7] = b"not-base64!! 7"
@@ -188,6 +198,7 @@ def test_a_corrupt_rank_file_names_the_line(tmp_path):
         bytepair.load("r50k_base", path=tmp_path)
 
 
+@pytest.mark.data
 def test_gpt2_files_that_disagree_are_refused(tmp_path):
     source = data_file("vocab/gpt2")
     encoder = json.loads((source / "encoder.json").read_text(encoding="utf-8"))

@@ -61,6 +61,7 @@ CORPORA = {
     "seed": lambda request: (SEED_CORPUS, 256 + SEED_MERGES, 1),
     "real": lambda request: (request.getfixturevalue("real_corpus"), 512, 2),
 }
+CORPUS_NAMES = [pytest.param("real", marks=pytest.mark.data), "seed"]
 
 
 @pytest.fixture(scope="module")
@@ -104,7 +105,7 @@ def llama3_regex():
 # --- seed 003's multilingual round trip ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("corpus_name", sorted(CORPORA))
+@pytest.mark.parametrize("corpus_name", CORPUS_NAMES)
 @pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p or "none")
 def test_seed_texts_round_trip_with_every_pattern(trained, request, corpus_name, pattern):
     tok = trained(corpus_name, pattern, request)
@@ -130,6 +131,7 @@ def test_seed_corpus_learns_the_lessons_fifty_merges(trained, request):
     assert tok.vocab_size == len(learned_values(tok)) + len(SPECIALS)
 
 
+@pytest.mark.peers
 @pytest.mark.parametrize("text", [*SEED_TEXTS[:-1], SEED_CORPUS[:120]])
 def test_gpt2_encoding_equals_the_reference_replay_over_tiktokens_pieces(trained, request, text):
     tok = trained("seed", "gpt2", request)
@@ -329,6 +331,7 @@ def test_without_fallback_unknown_characters_are_listed_once_each_sorted():
 # --- patterns -----------------------------------------------------------------------------------
 
 
+@pytest.mark.peers
 def test_pattern_is_stored_in_the_artifact(tmp_path, trained, request):
     tok = trained("seed", "gpt2", request)
     path = tmp_path / "gpt2.json"
@@ -371,7 +374,8 @@ def assert_tokens_inside_pieces(tok, text, splitter):
     assert position == len(text.encode("utf-8"))
 
 
-@pytest.mark.parametrize("corpus_name", sorted(CORPORA))
+@pytest.mark.peers
+@pytest.mark.parametrize("corpus_name", CORPUS_NAMES)
 def test_gpt2_training_never_merges_across_pieces(trained, request, corpus_name):
     tok = trained(corpus_name, "gpt2", request)
     text, _, _ = CORPORA[corpus_name](request)
@@ -379,6 +383,7 @@ def test_gpt2_training_never_merges_across_pieces(trained, request, corpus_name)
         assert_tokens_inside_pieces(tok, document, gpt2_regex())
 
 
+@pytest.mark.data
 def test_llama3_training_never_merges_across_pieces(trained, request, real_corpus):
     splitter = llama3_regex()
     tok = trained("real", "llama3", request)

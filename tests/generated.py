@@ -1,0 +1,79 @@
+"""Small generated corpora for the fast tier: deterministic, WikiText-like, no data folder.
+
+Words are made of syllables by a seeded generator and drawn with Zipf-like weights, so BPE
+has frequent pairs to learn and rare words to split; the lines follow WikiText-2's tokenized
+layout (`` = Heading = ``, blank lines, spaced punctuation, ``@-@``/``@,@``, ``<unk>``), with a
+few non-ASCII words (accents, CJK, emoji) so byte and character modes differ.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+SYLLABLES = ["ta", "ro", "en", "mi", "ka", "lo", "ne", "sa", "di", "vu", "or", "an", "the", "ing", "st", "qu"]
+FOREIGN = ["café", "naïve", "Zürich", "東京", "人工", "😀", "São", "Ångström"]
+
+
+def words(seed=0, count=600):
+    """``count`` distinct words, the same for the same seed."""
+    rng = random.Random(seed)
+    found = []
+    seen = set()
+    while len(found) < count:
+        word = "".join(rng.choice(SYLLABLES) for _ in range(rng.randint(1, 4)))
+        if word not in seen:
+            seen.add(word)
+            found.append(word)
+    return found
+
+
+def wikitext_like(characters, seed=0):
+    """About ``characters`` characters of WikiText-2-like text (whole lines, ends with a newline).
+
+    Example:
+        >>> text = wikitext_like(2_000, seed=1)
+        >>> text == wikitext_like(2_000, seed=1) and text.endswith("\\n") and len(text) >= 2_000
+        True
+    """
+    rng = random.Random(seed)
+    vocabulary = words(seed)
+    weights = [1 / (rank + 1) for rank in range(len(vocabulary))]
+    lines = []
+    size = 0
+    while size < characters:
+        if rng.random() < 0.08:
+            title = " ".join(rng.choices(vocabulary, weights, k=rng.randint(1, 3))).title()
+            line = f" = {title} = \n"
+            lines += [" \n", line, " \n"]
+            size += len(line) + 4
+            continue
+        tokens = []
+        for _ in range(rng.randint(5, 25)):
+            draw = rng.random()
+            if draw < 0.03:
+                tokens.append("<unk>")
+            elif draw < 0.05:
+                tokens.append(rng.choice(FOREIGN))
+            elif draw < 0.08:
+                tokens.append(f"{rng.randint(1, 99)} @,@ {rng.randint(100, 999)}")
+            elif draw < 0.10:
+                tokens.append(f"{rng.choice(vocabulary)} @-@ {rng.choice(vocabulary)}")
+            elif draw < 0.18:
+                tokens.append(rng.choice([",", ";", "(", ")", "'s", "\""]))
+            else:
+                tokens.extend(rng.choices(vocabulary, weights))
+        sentence = " ".join(tokens)
+        line = " " + sentence[:1].upper() + sentence[1:] + " . \n"
+        lines.append(line)
+        size += len(line)
+    return "".join(lines)
+
+
+def write_wikitext_folder(folder, sizes=(30_000, 6_000, 6_000), seed=0):
+    """A folder with WikiText-2's ``train.txt``/``valid.txt``/``test.txt``; returns the folder."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    for offset, (name, size) in enumerate(zip(("train.txt", "valid.txt", "test.txt"), sizes)):
+        (folder / name).write_text(wikitext_like(size, seed=seed + offset), encoding="utf-8")
+    return folder
