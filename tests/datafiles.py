@@ -39,3 +39,13 @@ def data_file(*parts):
     if not path.exists():
         pytest.skip(f"real data not available: {path} (set BYTEPAIR_DATA to the data folder)")
     return path
+
+
+def package_env(**extra):
+    """The environment for a subprocess that must import the same bytepair as this test run
+    (the installed package in CI, ``src/`` in a development checkout)."""
+    import bytepair
+
+    package_root = str(Path(bytepair.__file__).resolve().parents[1])
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH")) if p)
+    return {**os.environ, "PYTHONPATH": path, **extra}

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGE = Path(__file__).resolve().parent.parent / "src" / "bytepair"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "bytepair"
 
 
 def module_names():

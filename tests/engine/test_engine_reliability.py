@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
+from datafiles import package_env
+
 from bytepair import _engine
 
-SRC = str(Path(__file__).resolve().parent.parent / "src")
 
 # A small byte-level vocabulary with a few merges (including runs of "x", so that a long run is
 # a huge piece with work for every merge strategy), and varied text: shared by this process
@@ -70,7 +71,7 @@ make_encoder, make_texts, count_pieces = _helpers["make_encoder"], _helpers["mak
 
 def run_python(code, timeout=300):
     """Runs ``code`` after SETUP in a fresh interpreter; returns the completed process."""
-    env = dict(os.environ, PYTHONPATH=SRC)
+    env = package_env()
     return subprocess.run(
         [sys.executable, "-c", SETUP + textwrap.dedent(code)],
         capture_output=True,

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 ENGINE = ROOT / "src" / "bytepair" / "engine"
 PROGRAM = ROOT / "tests" / "native" / "test_engine.cpp"
 FLAGS = ["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-pthread", f"-I{ENGINE}"]

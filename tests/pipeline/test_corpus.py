@@ -18,14 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from datafiles import data_dir, package_env
+
 from bytepair import train
 from bytepair.cli import main
 from bytepair.datasets.corpus import SplitChooser, encode_corpus
 from bytepair.datasets.shards import open_shards
 from bytepair.errors import DocumentError, PreparedDataError, UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
-DATA = Path(os.environ.get("BYTEPAIR_DATA", ROOT.parent / "shared" / "data"))
+DATA = data_dir()
 VOCAB = DATA / "vocab"
 needs_vocab = pytest.mark.skipif(not (VOCAB / "gpt2.tiktoken").is_file(), reason=f"vocabulary files not found in {VOCAB} (set BYTEPAIR_DATA)")
 
@@ -302,7 +303,7 @@ def test_open_shards_refuses_another_tokenizer(tokenizer, tmp_path):
 
 
 def _env():
-    return dict(os.environ, PYTHONPATH=str(ROOT / "src"))
+    return package_env()
 
 
 def _big_corpus(tmp_path, count=4000):
