@@ -20,7 +20,7 @@ from .normalize import normalize
 from .report import longest_tokens
 
 # Subpackages that add their own commands with ``register(subparsers)``.
-COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.view")
+COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.view.cli")
 
 
 def main(argv=None):

@@ -28,6 +28,7 @@ from . import _engine, artifact
 from .errors import (
     ArtifactError,
     SpecialTokenError,
+    TrainingError,
     TokenIdError,
     UnknownCharactersError,
 )
@@ -149,10 +150,52 @@ class Tokenizer:
             raise SpecialTokenError(f"special tokens {clash[0]!r} and {token!r} both ask for id {token_id}")
 
     def prefix(self, vocab_size: int) -> Tokenizer:
-        """The tokenizer of this one's first merges up to ``vocab_size`` tokens; see ``train.prefix``."""
-        from .train import prefix
+        """The tokenizer made of this one's first merges: those that reach ``vocab_size``
+        distinct tokens (base alphabet + merged values; special and byte-fallback tokens not
+        counted, as in ``train``). Pattern, normalization, byte fallback and special tokens are kept;
+        special tokens take the ids right after the smaller vocabulary.
 
-        return prefix(self, vocab_size)
+        BPE training is greedy and its choice of merge never depends on the size asked for, so the
+        prefix is the tokenizer a separate ``train(..., vocab_size=vocab_size)`` on the same text
+        gives, with the same fingerprint; one training run at the largest size gives every smaller
+        size (``bytepair sweep`` uses this and checks it).
+
+        Example:
+            >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
+            >>> small = tok.prefix(5)
+            >>> small.merges, small.vocab_size
+            ((('a', 'a'),), 5)
+        """
+        if self.rule != "replay":
+            raise TrainingError(
+                f"prefix needs a tokenizer trained here (an ordered merge list); {self.name or 'this vocabulary'!r} "
+                "was loaded from another library's ranks, whose ids are not built by merges in order"
+            )
+        if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
+            raise TrainingError(f"vocab_size must be an integer, not {vocab_size!r}")
+        values = [bytes([b]) for b in range(256)] if self.mode == "byte" else list(self.base_tokens)
+        floor, seen = len(values), set(values)
+        kept = 0
+        for left, right in self.merges:
+            if len(seen) >= vocab_size:
+                break
+            seen.add(left + right)
+            kept += 1
+        if vocab_size < floor or len(seen) < vocab_size:
+            raise TrainingError(
+                f"vocab_size {vocab_size} is outside what this tokenizer's merges give: from {floor} "
+                f"(the base alphabet) to {len(seen)} (all {len(self.merges)} merges); train a larger one to go further"
+            )
+        by_id = sorted(self.special_tokens.items(), key=lambda item: item[1])
+        return Tokenizer(
+            mode=self.mode,
+            merges=self.merges[:kept],
+            base_tokens=self.base_tokens if self.mode == "char" else None,
+            pattern=self.pattern_name or self.pattern,
+            normalization=self.normalization,
+            special_tokens=[token for token, _ in by_id] or None,
+            byte_fallback=self.byte_fallback,
+        )
 
     def add_special_tokens(self, special_tokens: SpecialTokens) -> Tokenizer:
         """Add special tokens after training: a list (next free ids) or a dict token -> id.

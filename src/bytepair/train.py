@@ -322,49 +322,6 @@ def _log(chunks, counts, base, mode):
 
 
 def prefix(tokenizer, vocab_size):
-    """The tokenizer made of the first merges of ``tokenizer``: those that reach ``vocab_size``
-    distinct tokens (base alphabet + merged values; special and byte-fallback tokens not
-    counted, as in ``train``). Pattern, normalization, byte fallback and special tokens are kept;
-    special tokens take the ids right after the smaller vocabulary.
-
-    BPE training is greedy and its choice of merge never depends on the size asked for, so the
-    prefix is the tokenizer a separate ``train(..., vocab_size=vocab_size)`` on the same text
-    gives, with the same fingerprint; one training run at the largest size gives every smaller
-    size (``bytepair sweep`` uses this and checks it).
-
-    Example:
-        >>> tok = train("low lower newest widest", mode="char", vocab_size=20, min_frequency=1)
-        >>> small = prefix(tok, 14)
-        >>> small.merges == tok.merges[: len(small.merges)], small.vocab_size
-        (True, 14)
-    """
-    if tokenizer.rule != "replay":
-        raise TrainingError(
-            f"prefix needs a tokenizer trained here (an ordered merge list); {tokenizer.name or 'this vocabulary'!r} "
-            "was loaded from another library's ranks, whose ids are not built by merges in order"
-        )
-    if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
-        raise TrainingError(f"vocab_size must be an integer, not {vocab_size!r}")
-    values = [bytes([b]) for b in range(256)] if tokenizer.mode == "byte" else list(tokenizer.base_tokens)
-    floor, seen = len(values), set(values)
-    kept = 0
-    for left, right in tokenizer.merges:
-        if len(seen) >= vocab_size:
-            break
-        seen.add(left + right)
-        kept += 1
-    if vocab_size < floor or len(seen) < vocab_size:
-        raise TrainingError(
-            f"vocab_size {vocab_size} is outside what this tokenizer's merges give: from {floor} "
-            f"(the base alphabet) to {len(seen)} (all {len(tokenizer.merges)} merges); train a larger one to go further"
-        )
-    by_id = sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
-    return Tokenizer(
-        mode=tokenizer.mode,
-        merges=tokenizer.merges[:kept],
-        base_tokens=tokenizer.base_tokens if tokenizer.mode == "char" else None,
-        pattern=tokenizer.pattern_name or tokenizer.pattern,
-        normalization=tokenizer.normalization,
-        special_tokens=[token for token, _ in by_id] or None,
-        byte_fallback=tokenizer.byte_fallback,
-    )
+    """The tokenizer made of the first merges of ``tokenizer`` up to ``vocab_size`` tokens: the
+    same as ``tokenizer.prefix(vocab_size)``, which holds the contract and an example."""
+    return tokenizer.prefix(vocab_size)

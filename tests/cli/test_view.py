@@ -109,6 +109,8 @@ def trained():
 # -- in the browser ---------------------------------------------------------------------------
 
 
+@pytest.mark.data
+@pytest.mark.slow
 @needs_chromium
 def test_wikitext_slice_side_by_side_in_chromium(tmp_path, cl100k, trained, wikitext_valid):
     text = wikitext_valid[:20_000] + MIXED
@@ -130,6 +132,8 @@ def test_wikitext_slice_side_by_side_in_chromium(tmp_path, cl100k, trained, wiki
         assert shown == "".join(f"\\x{b:02x}" for b in tail)
 
 
+@pytest.mark.data
+@pytest.mark.slow
 @needs_chromium
 def test_cli_page_with_published_name_and_file_in_chromium(tmp_path, cl100k, trained):
     artifact = tmp_path / "mine.json"

@@ -153,6 +153,7 @@ def fork_many(encoder, texts, forks):
     return hung, failed
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
 def test_fork_while_other_threads_encode():
     encoder = make_encoder()
@@ -178,6 +179,7 @@ def _pool_task(index):
     return _POOL_ENCODER.encode_batch(_POOL_TEXTS[index : index + 3], num_threads=2)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
 def test_multiprocessing_fork_pools_under_load():
     import multiprocessing
@@ -192,6 +194,7 @@ def test_multiprocessing_fork_pools_under_load():
                 assert pool.map_async(_pool_task, range(8)).get(timeout=120) == expected
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork() on this platform")
 def test_torch_dataloader_workers_under_load():
     torch_data = pytest.importorskip("torch.utils.data")
@@ -261,6 +264,7 @@ def test_refused_threads_fall_back_without_abort():
 # -- out of memory --------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_allocation_failure_is_memory_error_and_the_process_lives():
     code = """
     import resource

@@ -30,6 +30,7 @@ def _build(tmp_path, extra=()):
     return binary, result
 
 
+@pytest.mark.slow
 def test_native_program_passes(tmp_path):
     binary, build = _build(tmp_path)
     assert build.returncode == 0, build.stderr

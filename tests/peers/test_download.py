@@ -219,6 +219,7 @@ def test_our_own_artifact_loads_by_path(tmp_path):
 # -- the one download: size cap, deadline, published hashes of local files --------------------
 
 
+@pytest.mark.data
 def test_a_file_far_larger_than_the_known_one_is_stopped(served):
     from bytepair import _io
 
@@ -265,6 +266,7 @@ def test_the_deadline_covers_the_whole_transfer(tmp_path, monkeypatch):
     assert not any(tmp_path.iterdir())
 
 
+@pytest.mark.data
 def test_the_download_streams_to_disk_and_hashes_on_the_way(served, monkeypatch):
     from bytepair import _io
 
@@ -283,6 +285,7 @@ def test_the_download_streams_to_disk_and_hashes_on_the_way(served, monkeypatch)
     assert sum(reads) == ENCODINGS["r50k_base"].size
 
 
+@pytest.mark.data
 def test_a_local_file_under_a_published_name_must_be_the_published_file(tmp_path):
     lines = data_file("vocab/cl100k_base.tiktoken").read_bytes().splitlines(keepends=True)
     lines[1000], lines[1001] = lines[1000].split()[0] + b" 1001\n", lines[1001].split()[0] + b" 1000\n"
@@ -295,6 +298,7 @@ def test_a_local_file_under_a_published_name_must_be_the_published_file(tmp_path
     assert tok.vocab_size == 100256
 
 
+@pytest.mark.data
 def test_the_published_sizes_are_those_of_the_files():
     for encoding in ENCODINGS.values():
         path = data_file(f"vocab/{encoding.file}")

@@ -705,6 +705,8 @@ def test_string_methods_in_templates_keep_text_and_ids(chat_tokenizer, hf_render
     assert ids == tok.encode(text, allowed_special="all")
 
 
+@pytest.mark.data
+@pytest.mark.peers
 def test_real_llama3_template_gives_transformers_ids(llama3_hf):
     from bytepair.formats import load
 

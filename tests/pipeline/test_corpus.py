@@ -361,6 +361,8 @@ def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     assert original is not None
 
 
+@pytest.mark.slow
+@pytest.mark.data
 @needs_vocab
 @pytest.mark.parametrize("kill_signal", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path, kill_signal):
@@ -407,6 +409,8 @@ def _wikitext_articles(limit=None):
     return docs[:limit]
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @needs_vocab
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
 def test_ids_of_each_document_equal_tiktoken(tmp_path, name):
@@ -428,6 +432,8 @@ def test_ids_of_each_document_equal_tiktoken(tmp_path, name):
     assert meta["dtype"] == ("uint16" if name == "gpt2" else "uint32")
 
 
+@pytest.mark.data
+@pytest.mark.peers
 @needs_vocab
 def test_ids_of_each_document_equal_hf_llama3(tmp_path):
     tokenizers = pytest.importorskip("tokenizers")
@@ -450,6 +456,7 @@ def test_ids_of_each_document_equal_hf_llama3(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.data
 @needs_vocab
 def test_real_corpora_as_jsonl_and_as_a_folder_of_text_files(tmp_path):
     import bytepair

@@ -70,6 +70,7 @@ def test_models_compare_by_content_and_pickle(char_tok):
     assert MergeModel(mode="char", base_tokens=model.base_tokens, merges=model.merges[:-1]) != model
 
 
+@pytest.mark.data
 @pytest.mark.parametrize(("name", "file"), [("cl100k_base", "vocab/cl100k_base.tiktoken"), ("llama3", "vocab/hf/llama3/tokenizer.json")])
 def test_published_vocabularies_pickle_small(name, file):
     tok = bytepair.load(name, path=data_file(file))

@@ -60,6 +60,7 @@ def cli(*args, stdin=None, timeout=120):
         "bytepair.patterns.split(TEXT, PATTERN)",
     ],
 )
+@pytest.mark.slow
 def test_catastrophic_pattern_raises_instead_of_hanging(call):
     result = python(f"""
         import bytepair, bytepair.patterns

@@ -90,6 +90,7 @@ def test_sizes_outside_the_merge_list_are_refused():
         largest.prefix("300")
 
 
+@pytest.mark.data
 def test_a_foreign_vocabulary_has_no_prefix():
     gpt2 = bytepair.load("gpt2", path=data_file("vocab/r50k_base.tiktoken"))
     with pytest.raises(TrainingError, match="trained here"):

@@ -131,6 +131,7 @@ def test_rank_based_replay_where_the_floor_decides(mode, merges, text, expected,
     assert [tokenizer.token_bytes(i) for i in tokenizer.encode_ordinary(text)] == [as_bytes(v) for v in expected]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["char", "byte"])
 @settings(max_examples=200, deadline=None)
 @given(data=st.data())
@@ -168,6 +169,7 @@ def tiktoken_vocabularies(draw):
     return ranks, text.decode("utf-8", errors="ignore") or "a"
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(case=tiktoken_vocabularies())
 def test_rule_tiktoken_in_the_engine_is_encode_piece_tiktoken(case):
@@ -181,6 +183,8 @@ def test_rule_tiktoken_in_the_engine_is_encode_piece_tiktoken(case):
         assert reference.merge_by_rank(tokens, reference.tiktoken_pair_ranks(ranks)) == twin
 
 
+@pytest.mark.slow
+@pytest.mark.peers
 @settings(max_examples=50, deadline=None)
 @given(case=tiktoken_vocabularies())
 def test_encode_piece_tiktoken_is_tiktoken(case):
@@ -240,6 +244,7 @@ def test_count_pieces_equals_training_counts_with_documents_cut_into_blocks(docu
     assert list(zip(pieces, counts)) == list(reference.count_pieces(documents, pattern).items())
 
 
+@pytest.mark.data
 def test_count_pieces_on_real_prose(shakespeare):
     text = shakespeare[:300_000]
     documents = text.split("\n\n")  # one document per speech

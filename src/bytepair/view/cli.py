@@ -1,0 +1,71 @@
+"""``bytepair view``: the command line of the token viewer (the page itself is ``bytepair.view``)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from .._cliutil import HelpFormatter, read_text
+from .._io import write_text_atomic
+from ..errors import UsageError
+from ..formats.cli import load_tokenizers
+from . import serve, view_page
+
+
+def register(subparsers):
+    """Add the ``view`` command to the ``bytepair`` parser."""
+    parser = subparsers.add_parser(
+        "view",
+        help="an HTML page showing how tokenizers cut a text",
+        description="Write one self-contained HTML page: the text cut into tokens by each tokenizer, "
+        "side by side, with token counts, characters and bytes per token; ids and bytes on hover.",
+        formatter_class=HelpFormatter,
+    )
+    parser.add_argument("input", nargs="?", default=None, metavar="FILE_OR_TEXT", help="a UTF-8 text file, - for standard input, or the text itself")
+    parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER", help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (cl100k_base, ...); repeat for each")
+    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument("-o", "--output", type=Path, default=Path("tokens.html"), help="where to write the page")
+    parser.add_argument("--max-chars", type=int, default=None, help="show only the first N characters")
+    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens to show as such, or 'all'")
+    parser.add_argument("--serve", action="store_true", help="instead of a file, serve a live page on 127.0.0.1 where typed text is cut as you type")
+    parser.add_argument("--port", type=int, default=8000, help="port for --serve (0: any free port)")
+    parser.set_defaults(run=run_view)
+
+
+def run_view(args):
+
+    tokenizers = load_tokenizers(args.tokenizer, args.vocab_dir)
+    allowed = "all" if args.allowed_special == "all" else frozenset(t for t in args.allowed_special.split(",") if t)
+    if args.serve:
+        serve(tokenizers, port=args.port, allowed_special=allowed)
+        return 0
+    if args.input is None:
+        raise UsageError("give a text file, - for standard input, or the text itself to view")
+    text, name = read_input(args.input)
+    if name == "text" and " " not in text and ("/" in text or "." in text):
+        print(f"note: no file named {text!r}; showing the argument itself as the text", file=sys.stderr)
+    if args.max_chars is not None:
+        if args.max_chars < 1:
+            raise UsageError(f"--max-chars must be at least 1, not {args.max_chars}")
+        text = text[: args.max_chars]
+    page = view_page(text, tokenizers, title=f"bytepair view: {name}", allowed_special=allowed)
+    write_text_atomic(args.output, page)
+    print(f"wrote {args.output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))")
+    return 0
+
+
+def read_input(value):
+    """(text, name) for ``FILE_OR_TEXT``: an existing file, ``-`` for stdin, else the text itself."""
+    if value == "-":
+        return read_text("-"), "stdin"
+    path = Path(value)
+    try:
+        is_file = len(value) < 4096 and "\n" not in value and path.is_file()
+    except (OSError, ValueError):
+        is_file = False
+    if is_file:
+        return read_text(path), path.name
+    if len(value) < 4096 and "\n" not in value and path.is_dir():
+        raise UsageError(f"{value!r} is a folder; give a text file, - for standard input, or the text itself")
+    return value, "text"
+
