@@ -43,8 +43,8 @@ import time
 from array import array
 from dataclasses import dataclass, field
 
-import corpora
 import adapters
+import corpora
 from adapters import format_table
 
 SECTIONS = ("train", "encode", "pathological", "seed", "scaling")
@@ -456,10 +456,11 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
                    timeout=None, series=None):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
-    if mode == "1 call":
-        work = lambda: adapters.encode_one(library, encoder, payload)
-    else:
-        work = lambda: adapters.encode_many(library, encoder, payload, threads)
+    def work():
+        if mode == "1 call":
+            return adapters.encode_one(library, encoder, payload)
+        return adapters.encode_many(library, encoder, payload, threads)
+
     return bench.measure(section, label, corpus_name, family, mode, nbytes, work, _ids_facts,
                          versus=versus, threads=threads, timeout=timeout, series=series)
 

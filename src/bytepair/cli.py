@@ -14,7 +14,14 @@ import os
 import sys
 from pathlib import Path
 
-from ._cliutil import HelpFormatter, add_training_options, check_output_file, check_training_options, read_text, training_options
+from ._cliutil import (
+    HelpFormatter,
+    add_training_options,
+    check_output_file,
+    check_training_options,
+    read_text,
+    training_options,
+)
 from .errors import BytepairError, UsageError
 from .normalize import normalize
 from .report import longest_tokens

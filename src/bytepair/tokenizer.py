@@ -28,8 +28,8 @@ from . import _engine, artifact
 from .errors import (
     ArtifactError,
     SpecialTokenError,
-    TrainingError,
     TokenIdError,
+    TrainingError,
     UnknownCharactersError,
 )
 from .ids import checked_ids

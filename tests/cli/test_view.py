@@ -19,11 +19,11 @@ import urllib.request
 from html.parser import HTMLParser
 
 import pytest
-from datafiles import data_file
 
 import bytepair
 from bytepair.cli import main
 from bytepair.view import compare_page, live_server, token_spans, view_page
+from datafiles import data_file
 
 CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
 needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
@@ -87,7 +87,7 @@ def check_panel(panel, tokenizer, text):
         assert text[start:end] == shown, (number, token_id)
     for token_id, title in zip(panel["ids"], panel["titles"]):
         assert f"id {token_id} " in title and tokenizer.token_bytes(token_id).hex(" ") in title
-    for index, info, highlighted in panel["hovered"]:
+    for index, info, _highlighted in panel["hovered"]:
         token_id = panel["ids"][index]
         assert info.startswith(f"id {token_id} ") and tokenizer.token_bytes(token_id).hex(" ") in info
     assert int(panel["stats"]["tokens"].replace(",", "")) == len(panel["ids"])
@@ -261,6 +261,7 @@ def test_everything_is_html_escaped():
     assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
 
 
+@pytest.mark.data
 def test_page_is_self_contained(cl100k):
     page = view_page("hello world", [("cl100k_base", cl100k)])
     assert not re.search(r"(src|href)\s*=|https?://|@import|url\(", page)

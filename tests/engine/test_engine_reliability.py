@@ -17,14 +17,11 @@ import sys
 import textwrap
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from datafiles import package_env
-
 from bytepair import _engine
-
+from datafiles import package_env
 
 # A small byte-level vocabulary with a few merges (including runs of "x", so that a long run is
 # a huge piece with work for every merge strategy), and varied text: shared by this process

@@ -16,11 +16,11 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="bytepair.gpt needs PyTorch (pip install 'bytepair[gpt]')")
 
-import bytepair
-from bytepair import gpt
-from bytepair.gpt.cli import main as gpt_main
-from bytepair.gpt.data import TokenLengths, aligned_spans
-from bytepair.gpt.evaluation import evaluate_span, summed_nll
+import bytepair  # noqa: E402 (after the torch check)
+from bytepair import gpt  # noqa: E402 (after the torch check)
+from bytepair.gpt.cli import main as gpt_main  # noqa: E402 (after the torch check)
+from bytepair.gpt.data import TokenLengths, aligned_spans  # noqa: E402 (after the torch check)
+from bytepair.gpt.evaluation import evaluate_span, summed_nll  # noqa: E402 (after the torch check)
 
 TINY = {"block_size": 16, "embedding_dim": 32, "num_heads": 2, "num_layers": 1, "dropout": 0.0}
 SEPARATOR = "<|sep|>"

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,13 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from datafiles import data_dir, package_env
-
 from bytepair import train
 from bytepair.cli import main
 from bytepair.datasets.corpus import SplitChooser, encode_corpus
 from bytepair.datasets.shards import open_shards
 from bytepair.errors import DocumentError, PreparedDataError, UsageError
+from datafiles import data_dir, package_env
 
 DATA = data_dir()
 VOCAB = DATA / "vocab"
@@ -372,7 +370,7 @@ def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path,
     reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False)
     assert reference.returncode == 0, reference.stderr
     rng = np.random.default_rng(int(time.time()))
-    for attempt in range(3):
+    for _attempt in range(3):
         process = subprocess.Popen(command + ["-o", str(tmp_path / "out")], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         time.sleep(float(rng.uniform(0.5, 2.5)))
         process.send_signal(kill_signal)

@@ -12,10 +12,10 @@ import multiprocessing
 import pickle
 
 import pytest
-from datafiles import data_file
 
 import bytepair
 from bytepair import MergeModel, RankModel, Tokenizer
+from datafiles import data_file
 
 TEXT = "hello world low lower newest widest <|end|> naïve 東京 🌍 \r\n\tdef f(x): return x + 1\n" * 20
 SAMPLES = ["lower world", "low lower newest", "東京 🌍 naïve", "  slow\n\n", "", "<|end|> text"]

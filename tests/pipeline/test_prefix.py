@@ -10,10 +10,10 @@ from __future__ import annotations
 import random
 
 import pytest
-from datafiles import data_file
 
 import bytepair
 from bytepair.errors import TrainingError
+from datafiles import data_file
 
 SAMPLE = "Hello, world! The naïve café's 東京 lobsters — 1,234.5 <|end|>\n"
 

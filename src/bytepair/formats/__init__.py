@@ -28,8 +28,8 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..errors import FormatError
 from .._io import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
+from ..errors import FormatError
 from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken

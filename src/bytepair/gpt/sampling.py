@@ -11,8 +11,7 @@ import torch
 from bytepair.gpt.checkpoint import load_checkpoint, restore_model
 from bytepair.gpt.data import load_tokenizer
 from bytepair.gpt.errors import GPTSettingError
-from bytepair.gpt.model import check_sampling
-from bytepair.gpt.model import resolve_device
+from bytepair.gpt.model import check_sampling, resolve_device
 
 
 def sample(checkpoint, tokenizer, *, prompt="\n", max_new_tokens=200, temperature=1.0, top_k=None,
