@@ -74,7 +74,7 @@ def timed(function):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--mb", type=int, default=100, help="corpus size in MB of text")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--num-threads", dest="threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--tokenizer", default="gpt2", choices=sorted(TIKTOKEN_NAMES))
     parser.add_argument("--workdir", type=Path, default=None, help="where the corpus and outputs go (default: a temporary folder)")
     parser.add_argument("--rss", action="store_true", help="also run encode-corpus in a child process for its peak RSS")

@@ -366,7 +366,7 @@ def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
 def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path, kill_signal):
     corpus, _ = _big_corpus(tmp_path, 30000)
     command = [sys.executable, "-m", "bytepair", "encode-corpus", str(corpus), "-t", "gpt2", "--vocab-dir", str(VOCAB),
-               "--shard-tokens", "20000", "--val-fraction", "0.05", "--quiet", "--threads", "2"]
+               "--shard-tokens", "20000", "--val-fraction", "0.05", "--quiet", "--num-threads", "2"]
     reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False)
     assert reference.returncode == 0, reference.stderr
     rng = np.random.default_rng(int(time.time()))

@@ -205,7 +205,7 @@ def _add_encode_corpus(subparsers):
     parser.add_argument("--shard-tokens", type=int, default=None, metavar="N", help="shards of at most N tokens (SPLIT_000000.bin, ...); default one file per split")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run of the same command after its last complete shard")
     parser.add_argument("--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="encoding threads")
+    parser.add_argument("--num-threads", type=int, default=None, help="encoding threads; default: one per core")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
     parser.set_defaults(run=_run_encode_corpus)
 
@@ -228,7 +228,7 @@ def _run_encode_corpus(args):
         shard_tokens=args.shard_tokens,
         resume=args.resume,
         skip_bad=args.skip_bad,
-        num_threads=args.threads,
+        num_threads=args.num_threads,
         progress=False if args.quiet else None,
         log=lambda line: print(line, file=sys.stderr) if line.startswith(("resuming", "removing", "nothing", "interrupted")) else print(line),
     )

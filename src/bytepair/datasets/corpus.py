@@ -212,7 +212,7 @@ def _check_options(val_fraction, val_documents, shard_tokens, num_threads, chunk
         raise UsageError("give --val-fraction or --val-documents, not both")
     if val_fraction is not None and not (0 <= val_fraction < 1):
         raise UsageError(f"--val-fraction must be at least 0 and below 1, not {val_fraction!r}")
-    for flag, value in (("--val-documents", val_documents), ("--shard-tokens", shard_tokens), ("--threads", num_threads), ("chunk_bytes", chunk_bytes)):
+    for flag, value in (("--val-documents", val_documents), ("--shard-tokens", shard_tokens), ("--num-threads", num_threads), ("chunk_bytes", chunk_bytes)):
         if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < (0 if flag == "--val-documents" else 1)):
             raise UsageError(f"{flag} must be a positive integer, not {value!r}")
 
