@@ -302,14 +302,17 @@ class _RayPipeline:
         context.execution_options.preserve_order = True  # the shards' order is the documents' order
         sources = _absolute(self.sources)
         inputs = ray.data.from_items([{"input": i} for i in range(len(sources))], override_num_blocks=len(sources))
+        # Fault tolerance is Ray Data's default: its tasks are retried when their worker dies
+        # (max_retries=-1) and its actors restarted with their batch resubmitted (max_restarts=-1,
+        # max_task_retries=-1; ray/data/_internal/remote_fn.py, actor_pool_map_operator.py).
         chunks = inputs.map_batches(
-            _read_chunks, batch_size=1, batch_format="numpy", num_cpus=1, max_retries=3,
+            _read_chunks, batch_size=1, batch_format="numpy", num_cpus=1,
             fn_kwargs={"sources": sources, "read_options": self.read_options, "chunk_bytes": self.chunk_bytes},
         )
         return chunks.map_batches(
             _Encoder, batch_size=None, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
             fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads),
-            num_cpus=self.threads, max_restarts=-1, max_task_retries=-1,
+            num_cpus=self.threads,
         )
 
     def run(self):
