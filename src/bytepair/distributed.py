@@ -31,9 +31,9 @@ paths are made absolute before they are sent.
 
 Memory on the driver: training holds the merged unique pieces and the merge tables built from
 them, which follow the number of unique pieces, not the corpus size. Measured on WikiText-2
-train (10.8 MB, 600 articles as documents): byte mode with cl100k gives 33,278 unique pieces
-(words), 0.6 MB of text in them; char mode without a pattern makes each document one piece, so
-the driver holds every distinct document: the whole corpus. Unique words grow far slower than
+train (10.8 MB, 630 articles as documents): byte mode with cl100k gives 32,465 unique pieces
+(words); char mode without a pattern makes each document one piece, so the driver holds every
+distinct document: the whole corpus. Unique words grow far slower than
 text (Heaps' law, about the square root: 100 GB of web text has some tens of millions of
 distinct cl100k pieces, a few GB with their counts), so train at scale with a pattern.
 Encoding keeps at most a few chunks (``chunk_bytes`` of text each) per actor and on the driver.
