@@ -250,8 +250,8 @@ def encode_corpus(
     """``bytepair.datasets.encode_corpus`` with reading and encoding on Ray: the same shards,
     byte for byte, and the same ``meta.json``, for the same inputs and options.
 
-    - ``num_workers``: encoding actors (default: the cluster's CPUs over ``threads_per_worker``,
-      less one CPU for reading); each holds one copy of the tokenizer.
+    - ``num_workers``: encoding actors (default: the cluster's CPUs over ``threads_per_worker``);
+      each holds one copy of the tokenizer.
     - ``threads_per_worker``: CPUs each actor takes and encodes on.
     - ``chunk_bytes``: text per read chunk and per ``encode_batch`` call.
     - ``ray_address``: see ``connect``. The other options are ``encode_corpus``'s.
@@ -270,7 +270,7 @@ def encode_corpus(
     ray = connect(ray_address)
     if num_workers is None:
         cpus = int(ray.cluster_resources().get("CPU", 1))
-        num_workers = max(1, (cpus - 1) // threads_per_worker)
+        num_workers = max(1, cpus // threads_per_worker)
     make = functools.partial(_RayPipeline, ray=ray, num_workers=num_workers)
     with _our_errors():
         return _corpus.run_encoding(
@@ -302,7 +302,8 @@ class _RayPipeline:
         context.execution_options.preserve_order = True  # the shards' order is the documents' order
         sources = _absolute(self.sources)
         inputs = ray.data.from_items([{"input": i} for i in range(len(sources))], override_num_blocks=len(sources))
-        # Fault tolerance is Ray Data's default: its tasks are retried when their worker dies
+        # Ray Data fuses the two stages into one actor pool (each actor reads an input and encodes
+        # it: no copy of the text between processes). Fault tolerance is Ray Data's default: its tasks are retried when their worker dies
         # (max_retries=-1) and its actors restarted with their batch resubmitted (max_restarts=-1,
         # max_task_retries=-1; ray/data/_internal/remote_fn.py, actor_pool_map_operator.py).
         chunks = inputs.map_batches(

@@ -176,8 +176,8 @@ def test_wikitext_encode_is_byte_identical_even_with_a_worker_killed(local_ray, 
 
 
 def _kill_an_encoder(killed, timeout=120):
-    """SIGKILL the first Ray Data encoding actor's process (its title names ``_Encoder``) once it
-    has worked for a moment; the time of the kill goes into ``killed``."""
+    """SIGKILL the first Ray Data encoding actor's process (its title names ``_Encoder``, fused
+    with the reading stage) once it has worked for a moment; the time of the kill goes into ``killed``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for pid in _encoder_pids():
@@ -200,6 +200,6 @@ def _encoder_pids():
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if b"MapWorker(MapBatches(_Encoder))" in command:
+        if command.startswith(b"ray::MapWorker(") and b"MapBatches(_Encoder)" in command:
             pids.append(int(entry.name))
     return pids

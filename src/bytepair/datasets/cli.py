@@ -209,7 +209,7 @@ def _add_encode_corpus(subparsers):
     parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                         help="read and encode on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
                              "--threads is then per worker; put --ray after the inputs")
-    parser.add_argument("--workers", type=int, default=None, help="with --ray: encoding workers (default: the cluster's CPUs over --threads, less one)")
+    parser.add_argument("--workers", type=int, default=None, help="with --ray: encoding workers (default: the cluster's CPUs over --threads)")
     parser.set_defaults(run=_run_encode_corpus)
 
 
