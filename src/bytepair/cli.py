@@ -95,6 +95,9 @@ def _add_train(subparsers):
     add_training_options(parser)
     parser.add_argument("--base-text", nargs="+", type=Path, default=None, metavar="FILE", help="char mode: files whose characters join the base alphabet")
     parser.add_argument("-o", "--output", type=Path, default=Path("tokenizer.json"), help="where to write the tokenizer")
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                        help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
+                             "FILEs are then inputs as in encode-corpus (.txt/.jsonl/.parquet, folders, globs); put --ray after them")
     parser.set_defaults(run=_run_train)
 
 
@@ -105,6 +108,8 @@ def _run_train(args):
 
     check_training_options(args)
     check_output_file(args.output)
+    if args.ray is not None:
+        return _run_train_ray(args)
     texts = [read_text(p) for p in args.files]
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)
@@ -115,6 +120,32 @@ def _run_train(args):
     elapsed = time.perf_counter() - started
     tokenizer.save(args.output)
     sample = _round_trip_sample(tokenizer, texts[0])
+    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
+    print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
+    print(f"fingerprint {tokenizer.fingerprint}")
+    print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
+    print(f"saved {args.output}")
+    return 0 if ok else 1
+
+
+def _run_train_ray(args):
+    import time
+
+    from .datasets.documents import find_inputs, read_documents
+    from .distributed import train
+
+    options = training_options(args)
+    if options.pop("max_chars") is not None:
+        raise UsageError("--max-chars is not available with --ray: give the files to train on")
+    options["threads_per_task"] = options.pop("num_threads") or 1
+    base_text = [read_text(p) for p in args.base_text] if args.base_text else None
+    print("training on Ray " + ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress")), file=sys.stderr)
+    started = time.perf_counter()
+    tokenizer = train([str(p) for p in args.files], base_text=base_text, ray_address=args.ray, **options)
+    elapsed = time.perf_counter() - started
+    tokenizer.save(args.output)
+    first = next((text for source in find_inputs([str(p) for p in args.files]) for text in read_documents(source)), "")
+    sample = _round_trip_sample(tokenizer, first)
     ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
     print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
     print(f"fingerprint {tokenizer.fingerprint}")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Literal
 
 from . import _engine
@@ -82,15 +83,115 @@ def train(
         base_tokens=base_tokens, max_chars=max_chars, byte_fallback=byte_fallback,
         num_threads=num_threads,
     )
-    pattern_name, pattern_regex = checked["pattern"]
-    special_tokens, base_text, threads = checked["special_tokens"], checked["base_text"], checked["num_threads"]
-    specials = list(special_tokens)
+    counted = _count(_documents(text, max_chars), mode, checked["pattern"], normalization,
+                     list(checked["special_tokens"]), checked["num_threads"])
+    return _learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+                  normalization=normalization, special_tokens=checked["special_tokens"], base_text=checked["base_text"],
+                  base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
 
-    documents = _documents(text, max_chars)
+
+# -- the two stages: counting (can run apart, on many machines) and learning (one machine) -------
+
+
+@dataclass
+class PieceCounts:
+    """The counted training text, all that learning needs: the unique ``pieces`` in order of
+    first appearance, their ``counts``, and the ``characters`` seen (char mode; empty in byte mode).
+
+    The order matters: merges tied on frequency go to the pair seen first. ``merged`` joins the
+    counts of two consecutive parts of a corpus into those of the whole, so counting parts apart
+    (``bytepair.distributed``) gives exactly the counts of one pass.
+
+    Example:
+        >>> a = count_pieces(["to be"], pattern="gpt2")
+        >>> b = count_pieces(["or not to be"], pattern="gpt2")
+        >>> a.merged(b).pieces == count_pieces(["to be", "or not to be"], pattern="gpt2").pieces
+        True
+    """
+
+    pieces: list[str]
+    counts: list[int]
+    characters: set[str] = field(default_factory=set)
+
+    def merged(self, later: PieceCounts) -> PieceCounts:
+        """The counts of this part followed by ``later``: this part's pieces in their order, then
+        the pieces ``later`` adds in its order. Associative, so any tree of merges that keeps the
+        parts in order gives the counts of the whole."""
+        counts = dict(zip(self.pieces, self.counts))  # dicts keep insertion order
+        for piece, count in zip(later.pieces, later.counts):
+            counts[piece] = counts.get(piece, 0) + count
+        return PieceCounts(list(counts), list(counts.values()), self.characters | later.characters)
+
+
+def count_pieces(
+    documents: str | Iterable[str],
+    *,
+    mode: Literal["char", "byte"] = "char",
+    pattern: str | None = None,
+    normalization: str | None = None,
+    special_tokens: Iterable[str] | Mapping[str, int] | None = None,
+    max_chars: int | None = None,
+    num_threads: int | None = None,
+) -> PieceCounts:
+    """Stage one of ``train``: normalize ``documents`` (a str or an iterable of str), cut them at
+    special tokens, pre-tokenize and count the unique pieces. ``learn`` on the result with the
+    same options gives ``train``'s tokenizer.
+
+    Example:
+        >>> counted = count_pieces(["a b a b"], pattern="gpt2")
+        >>> counted.pieces, counted.counts
+        (['a', ' b', ' a'], [1, 2, 1])
+    """
+    checked = check_options(mode=mode, vocab_size=1, pattern=pattern, normalization=normalization,
+                            special_tokens=special_tokens, max_chars=max_chars, num_threads=num_threads)
+    return _count(_documents(documents, max_chars), mode, checked["pattern"], normalization,
+                  list(checked["special_tokens"]), checked["num_threads"])
+
+
+def learn(
+    counted: PieceCounts,
+    *,
+    mode: Literal["char", "byte"] = "char",
+    vocab_size: int,
+    min_frequency: int = 2,
+    pattern: str | None = None,
+    normalization: str | None = None,
+    special_tokens: Iterable[str] | Mapping[str, int] | None = None,
+    base_text: str | Iterable[str] | None = None,
+    base_tokens: Iterable[str] | None = None,
+    byte_fallback: bool = False,
+    verbose: bool = False,
+    progress: bool | None = None,
+) -> Tokenizer:
+    """Stage two of ``train``: learn the merges of ``counted`` (from ``count_pieces`` with the same
+    ``mode``, ``pattern``, ``normalization`` and ``special_tokens``) and build the tokenizer.
+
+    Example:
+        >>> counted = count_pieces("low lower newest widest")
+        >>> tok = learn(counted, vocab_size=20, min_frequency=1)
+        >>> tok.fingerprint == train("low lower newest widest", vocab_size=20, min_frequency=1).fingerprint
+        True
+    """
+    checked = check_options(mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+                            normalization=normalization, special_tokens=special_tokens, base_text=base_text,
+                            base_tokens=base_tokens, byte_fallback=byte_fallback)
+    return _learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+                  normalization=normalization, special_tokens=checked["special_tokens"], base_text=checked["base_text"],
+                  base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+
+
+def _count(documents, mode, resolved_pattern, normalization, specials, threads):
+    pattern_name, pattern_regex = resolved_pattern
     documents = (normalize(clean_surrogates(d), normalization) if isinstance(d, str) else d for d in documents)
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
     chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, mode, threads)
+    return PieceCounts(chunks, counts, seen_chars)
+
+
+def _learn(counted, *, mode, vocab_size, min_frequency, pattern, normalization, special_tokens, base_text,
+           base_tokens, byte_fallback, verbose, progress):
+    chunks, counts, seen_chars = counted.pieces, counted.counts, counted.characters
     if not chunks:
         raise TrainingError("the training text is empty; give at least two characters of text")
 

@@ -10,7 +10,6 @@ of ``bytepair train`` is available too. This module parses and prints; the work 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -205,14 +204,26 @@ def _add_encode_corpus(subparsers):
     parser.add_argument("--shard-tokens", type=int, default=None, metavar="N", help="shards of at most N tokens (SPLIT_000000.bin, ...); default one file per split")
     parser.add_argument("--resume", action="store_true", help="continue an interrupted run of the same command after its last complete shard")
     parser.add_argument("--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--num-threads", type=int, default=None, help="encoding threads; default: one per core")
+    parser.add_argument("--num-threads", type=int, default=None, help="encoding threads (default: one per core; with --ray: per worker, default 1)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                        help="read and encode on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
+                             "--num-threads is then per worker; put --ray after the inputs")
+    parser.add_argument("--workers", type=int, default=None, help="with --ray: encoding workers (default: the cluster's CPUs over --num-threads)")
     parser.set_defaults(run=_run_encode_corpus)
 
 
 def _run_encode_corpus(args):
     from .corpus import encode_corpus
 
+    options = {"num_threads": args.num_threads}
+    if args.ray is not None:
+        from bytepair import distributed
+
+        encode_corpus = distributed.encode_corpus
+        options = {"ray_address": args.ray, "num_workers": args.workers, "threads_per_worker": args.num_threads or 1}
+    elif args.workers is not None:
+        raise UsageError("--workers applies to --ray runs; use --num-threads for the encoding threads here")
     encode_corpus(
         args.inputs,
         args.tokenizer,
@@ -228,7 +239,7 @@ def _run_encode_corpus(args):
         shard_tokens=args.shard_tokens,
         resume=args.resume,
         skip_bad=args.skip_bad,
-        num_threads=args.num_threads,
+        **options,
         progress=False if args.quiet else None,
         log=lambda line: print(line, file=sys.stderr) if line.startswith(("resuming", "removing", "nothing", "interrupted")) else print(line),
     )

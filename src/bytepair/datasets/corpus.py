@@ -104,6 +104,21 @@ def encode_corpus(
     Raises ``UsageError`` for bad options, ``DocumentError`` for a bad document (file and line),
     ``MissingDependencyError`` when an input needs pyarrow or zstandard.
     """
+    return run_encoding(
+        _Pipeline, inputs, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
+        allowed_special=allowed_special, val_fraction=val_fraction, val_documents=val_documents, seed=seed,
+        shard_tokens=shard_tokens, resume=resume, skip_bad=skip_bad, num_threads=num_threads, chunk_bytes=chunk_bytes,
+        progress=progress, log=log,
+    )
+
+
+def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field, split_on, eot, allowed_special,
+                 val_fraction, val_documents, seed, shard_tokens, resume, skip_bad, num_threads, chunk_bytes, progress, log):
+    """``encode_corpus`` with the read and encode stages of ``make_pipeline`` (called with the
+    arguments of ``_Pipeline``): everything else (options, resume, shard writers, split chooser,
+    ``meta.json``) is shared, so another pipeline that gives the same ids in the same order
+    writes the same bytes (``bytepair.distributed`` runs the stages on Ray).
+    """
     started = time.perf_counter()
     tokenizer, name = resolve_tokenizer(tokenizer, vocab_dir)
     eot_token, eot_id = end_of_text(tokenizer, eot)
@@ -131,7 +146,7 @@ def encode_corpus(
         splits = SPLITS if chooser.has_val else SPLITS[:1]
         writers = {s: _shards.ShardWriter(partial, s, dtype, shard_tokens, start=done.get(s, ()),
                                           on_shard=lambda shard: _shards.record_shard(partial, shard)) for s in splits}
-        pipeline = _Pipeline(sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress)
+        pipeline = make_pipeline(sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress)
         try:
             pipeline.run()
             for writer in writers.values():
@@ -464,24 +479,25 @@ class _Pipeline:
             if item is _END:
                 return
             chunk, lists = item
-            splits = np.asarray(chunk.splits, dtype=np.int8)
-            characters = np.asarray(chunk.characters, dtype=np.int64)
-            nbytes = np.asarray(chunk.bytes, dtype=np.int64)
-            ends = np.asarray(chunk.ends, dtype=np.int64)
-            for number, name in enumerate(SPLITS):
-                if name not in self.writers:
-                    continue
-                if not splits.any():
-                    picked, mine = lists, slice(None)
-                else:
-                    mine = np.flatnonzero(splits == number)
-                    picked = [lists[i] for i in mine]
-                if not len(picked):
-                    continue
-                ids, lengths = join_ids(picked, self.eot_id)
-                self.writers[name].add(ids, lengths, characters[mine], nbytes[mine], ends[mine])
-                if not splits.any():
-                    break
+            ids, lengths = join_ids(lists, self.eot_id)
+            write_documents(self.writers, ids, lengths, chunk.splits, chunk.characters, chunk.bytes, chunk.ends)
+
+
+def write_documents(writers, ids, lengths, splits, characters, nbytes, ends):
+    """Consecutive encoded documents to the shard writers of their splits: ``ids`` (each document's
+    ids and end-of-text id, joined) and ``lengths`` as ``join_ids`` gives them, and per document
+    its split (0 train, 1 val), characters, bytes and index + 1 over all documents."""
+    splits = np.asarray(splits, dtype=np.int8)
+    characters = np.asarray(characters, dtype=np.int64)
+    nbytes = np.asarray(nbytes, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    if not splits.any():
+        writers[SPLITS[0]].add(ids, lengths, characters, nbytes, ends)
+        return
+    for number, name in enumerate(SPLITS):
+        mine = splits == number
+        if name in writers and mine.any():
+            writers[name].add(ids[np.repeat(mine, lengths)], lengths[mine], characters[mine], nbytes[mine], ends[mine])
 
 
 class _Stopped(Exception):

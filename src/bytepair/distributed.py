@@ -1,0 +1,418 @@
+"""Train and encode on a Ray cluster, with exactly the result of one machine.
+
+When a corpus outgrows one machine, the two heavy loops run on Ray (Ray Core tasks for
+counting, Ray Data for encoding); what makes the result depend on order stays on the driver:
+
+``train``::
+
+    1. count  (a Ray task per input)  read its documents (``datasets.documents``), normalize,
+                                       cut at special tokens, pre-tokenize and count the unique
+                                       pieces in order of first appearance (``train.count_pieces``)
+    2. merge  (a tree of Ray tasks)    consecutive parts pairwise, ``PieceCounts.merged``: the
+                                       earlier part's pieces, then the later part's new ones, so
+                                       the root holds the corpus's first occurrences (the
+                                       earliest-first tie-break of merges is kept)
+    3. learn  (the driver)             ``train.learn``: the merges, on one machine
+
+``encode_corpus``::
+
+    1. read   (Ray Data tasks)         each input's documents in file order, in chunks
+    2. encode (Ray Data actors)        each actor holds the tokenizer (shipped once) and encodes
+                                       a chunk with ``encode_batch`` on its threads
+    3. write  (the driver)             chunks in order (``preserve_order``) into the same split
+                                       chooser, shard writers and ``meta.json`` as
+                                       ``datasets.encode_corpus``, which is why the shards are
+                                       byte-identical to it
+
+A worker that dies is retried by Ray (tasks are retried, actors restarted and their batch
+resubmitted); counting and encoding are deterministic, so a retried piece of work gives the
+same result. Inputs must be readable at the same path from every node (a shared file system);
+paths are made absolute before they are sent.
+
+Memory on the driver: training holds the merged unique pieces and the merge tables built from
+them, which follow the number of unique pieces, not the corpus size. Measured on WikiText-2
+train (10.8 MB, 630 articles as documents): byte mode with cl100k gives 32,465 unique pieces
+(words); char mode without a pattern makes each document one piece, so the driver holds every
+distinct document: the whole corpus. Unique words grow far slower than
+text (Heaps' law, about the square root: 100 GB of web text has some tens of millions of
+distinct cl100k pieces, a few GB with their counts), so train at scale with a pattern.
+Encoding keeps at most a few chunks (``chunk_bytes`` of text each) per actor and on the driver.
+
+Example:
+    >>> from bytepair import distributed
+    >>> tok = distributed.train(["shards/"], vocab_size=1000, mode="byte", pattern="cl100k")  # doctest: +SKIP
+    >>> distributed.encode_corpus(["shards/"], tok, "out", shard_tokens=10**8)                # doctest: +SKIP
+
+NOTE: this is the only module that imports Ray (``pip install 'bytepair[ray]'``); nothing
+else in the package imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .datasets import corpus as _corpus
+from .datasets.documents import ReadStats, check_readers, find_inputs, read_documents
+from .errors import BytepairError, MissingDependencyError, TrainingError, UsageError
+from .train import PieceCounts, check_options, count_pieces, learn
+
+INSTALL = "pip install 'bytepair[ray]'"
+
+
+def connect(ray_address=None, *, num_cpus=None):
+    """The ``ray`` module, connected: to ``ray_address`` (``"auto"``: the cluster this machine
+    belongs to; ``"ray://host:10001"``: a remote one), else to a Ray started here with
+    ``num_cpus`` cores (default all). An existing connection is kept (``ray.shutdown()`` ends it).
+    """
+    try:
+        import ray
+    except ImportError:
+        raise MissingDependencyError(f"running on Ray needs the ray package: {INSTALL}") from None
+    if not ray.is_initialized():
+        if ray_address in (None, "local"):
+            # The workers of a Ray started here import the same bytepair as this process, installed or not.
+            here = str(Path(__file__).resolve().parents[1])
+            path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning",
+                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+        else:
+            ray.init(address=ray_address, logging_level="warning")
+    return ray
+
+
+@contextlib.contextmanager
+def _our_errors():
+    """bytepair's own errors raised in a Ray worker (a bad document, a bad option) come out as
+    themselves, with their one-line message, not wrapped in Ray's remote traceback."""
+    try:
+        yield
+    except Exception as error:
+        cause, seen = error, set()
+        while cause is not None and id(cause) not in seen:
+            if isinstance(cause, BytepairError) and type(cause).__module__.startswith("bytepair"):
+                raise cause.with_traceback(None) from None
+            seen.add(id(cause))
+            cause = getattr(cause, "cause", None) or cause.__cause__
+        raise
+
+
+# -- training -------------------------------------------------------------------------------------
+
+
+def train(
+    inputs,
+    *,
+    vocab_size,
+    mode="char",
+    min_frequency=2,
+    pattern=None,
+    normalization=None,
+    special_tokens=None,
+    base_text=None,
+    base_tokens=None,
+    byte_fallback=False,
+    text_field="text",
+    split_on=None,
+    skip_bad=False,
+    threads_per_task=1,
+    ray_address=None,
+    verbose=False,
+    progress=None,
+):
+    """``bytepair.train`` on the documents of ``inputs``, counted on Ray; the same tokenizer (same
+    fingerprint) as ``bytepair.train`` on the same documents in the same order.
+
+    - ``inputs``: files, folders, globs of .txt/.jsonl/.json/.parquet (optionally .gz/.zst), as in
+      ``encode_corpus`` (one Ray task per file, so give many files for many workers); or a
+      ``ray.data.Dataset`` whose ``text_field`` column holds the documents (one task per block).
+    - ``text_field``, ``split_on``, ``skip_bad``: where the documents are (``read_documents``).
+    - ``threads_per_task``: CPUs each counting task takes and counts on.
+    - ``ray_address``: see ``connect``. The other options are ``bytepair.train``'s.
+
+    Example:
+        >>> tok = train(["wiki/*.jsonl"], vocab_size=1000, mode="byte", pattern="cl100k")  # doctest: +SKIP
+    """
+    check_options(mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+                  normalization=normalization, special_tokens=special_tokens, base_text=base_text,
+                  base_tokens=base_tokens, byte_fallback=byte_fallback, num_threads=threads_per_task)
+    counting = {"mode": mode, "pattern": pattern, "normalization": normalization,
+                "special_tokens": special_tokens, "num_threads": threads_per_task}
+    dataset = _is_dataset(inputs)
+    if not dataset:
+        sources = _shared_inputs(inputs)
+        read_options = {"text_field": text_field, "split_on": split_on, "skip_bad": skip_bad}
+    ray = connect(ray_address)
+    count = ray.remote(num_cpus=threads_per_task, max_retries=3)(_count_input)
+    merge = ray.remote(num_cpus=1, max_retries=3)(_merge)
+    if dataset:
+        inputs = inputs.select_columns([text_field])
+        inputs.context.execution_options.preserve_order = True  # blocks in dataset order
+        with _our_errors():
+            blocks = inputs.to_arrow_refs()
+        parts = [count.remote(block, None, {"text_field": text_field}, counting) for block in blocks]
+    else:
+        parts = [count.remote(None, source, read_options, counting) for source in _absolute(sources)]
+    with _our_errors():
+        counted = ray.get(merge_tree(parts, merge.remote)) if parts else PieceCounts([], [])
+    return learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
+                 normalization=normalization, special_tokens=special_tokens, base_text=base_text,
+                 base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+
+
+def merge_tree(parts, merge):
+    """The parts (in corpus order) merged pairwise, level by level: ``merge(earlier, later)`` keeps
+    the order, so the root is the merge of all of them in order. ``merge`` may return a future
+    (Ray's ``.remote``): the merges of one level run at once.
+
+    Example:
+        >>> merge_tree(["a", "b", "c", "d", "e"], lambda x, y: x + y)
+        'abcde'
+    """
+    parts = list(parts)
+    while len(parts) > 1:
+        paired = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+        parts = paired + parts[len(parts) - len(parts) % 2:]
+    return parts[0]
+
+
+def _count_input(table, source, read_options, counting):
+    """One Ray task: the piece counts of one input file, or of one block of a dataset."""
+    if source is not None:
+        documents = read_documents(source, **read_options)
+    else:
+        documents = _column(table, read_options["text_field"])
+    return count_pieces(documents, **counting)
+
+
+def _column(table, field):
+    for number, text in enumerate(table.column(field).to_pylist()):
+        if text is None:
+            continue  # a missing value is no document, as an empty one
+        if not isinstance(text, str):
+            raise TrainingError(f"dataset column {field!r} holds {type(text).__name__} in row {number} of a block, not text; choose the text column with text_field")
+        yield text
+
+
+def _merge(earlier, later):
+    return earlier.merged(later)
+
+
+def _is_dataset(inputs):
+    return type(inputs).__module__.startswith("ray.data") and hasattr(inputs, "to_arrow_refs")
+
+
+def _shared_inputs(inputs):
+    """The inputs, with absolute paths so that every node finds them; standard input refused."""
+    sources = find_inputs(inputs)
+    check_readers(sources)
+    if any(s.path == "-" for s in sources):
+        raise UsageError("standard input cannot be read by Ray workers; give files on a file system every node can read")
+    return sources
+
+
+def _absolute(sources):
+    return [dataclasses.replace(s, path=os.path.abspath(s.path)) for s in sources]
+
+
+# -- encoding -------------------------------------------------------------------------------------
+
+
+def encode_corpus(
+    inputs,
+    tokenizer,
+    out,
+    *,
+    vocab_dir=None,
+    text_field="text",
+    split_on=None,
+    eot="auto",
+    allowed_special=(),
+    val_fraction=None,
+    val_documents=None,
+    seed=0,
+    shard_tokens=None,
+    resume=False,
+    skip_bad=False,
+    num_workers=None,
+    threads_per_worker=1,
+    chunk_bytes=1 << 20,
+    ray_address=None,
+    progress=None,
+    log=print,
+):
+    """``bytepair.datasets.encode_corpus`` with reading and encoding on Ray: the same shards,
+    byte for byte, and the same ``meta.json``, for the same inputs and options.
+
+    - ``num_workers``: encoding actors (default: the cluster's CPUs over ``threads_per_worker``);
+      each holds one copy of the tokenizer.
+    - ``threads_per_worker``: CPUs each actor takes and encodes on.
+    - ``chunk_bytes``: text per read chunk and per ``encode_batch`` call.
+    - ``ray_address``: see ``connect``. The other options are ``encode_corpus``'s.
+
+    The driver writes every shard: put ``out`` on a disk of the driver's machine. ``val_documents``
+    counts the documents on the driver first (a second read); ``val_fraction`` does not.
+
+    Example:
+        >>> meta = encode_corpus(["wiki/*.jsonl"], "cl100k_base", "out", shard_tokens=10**8)  # doctest: +SKIP
+    """
+    _shared_inputs(inputs)  # before Ray starts: a bad input fails at once
+    if not isinstance(threads_per_worker, int) or isinstance(threads_per_worker, bool) or threads_per_worker < 1:
+        raise UsageError(f"threads_per_worker must be a positive integer, not {threads_per_worker!r}")
+    if num_workers is not None and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1):
+        raise UsageError(f"num_workers must be a positive integer, not {num_workers!r}")
+    ray = connect(ray_address)
+    if num_workers is None:
+        cpus = int(ray.cluster_resources().get("CPU", 1))
+        num_workers = max(1, cpus // threads_per_worker)
+    make = functools.partial(_RayPipeline, ray=ray, num_workers=num_workers)
+    with _our_errors():
+        return _corpus.run_encoding(
+            make, inputs, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
+            allowed_special=allowed_special, val_fraction=val_fraction, val_documents=val_documents, seed=seed,
+            shard_tokens=shard_tokens, resume=resume, skip_bad=skip_bad, num_threads=threads_per_worker,
+            chunk_bytes=chunk_bytes, progress=progress, log=log,
+        )
+
+
+class _RayPipeline:
+    """``corpus._Pipeline``'s interface, with the read and encode stages on Ray Data."""
+
+    def __init__(self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress, *, ray, num_workers):
+        self.sources, self.read_options, self.chooser = sources, read_options, chooser
+        self.tokenizer, self.allowed, self.eot_id, self.writers = tokenizer, allowed, eot_id, writers
+        self.threads, self.chunk_bytes, self.progress = threads, chunk_bytes, progress
+        self.ray, self.num_workers = ray, num_workers
+        self.stats = ReadStats()
+        self.documents = 0  # every document read, in every split, including those resumed
+        self.special_counts = {}
+        self.encoded_documents = self.encoded_tokens = self.encoded_bytes = 0
+
+    def dataset(self):
+        """The Ray Data pipeline: input numbers -> chunks of documents -> encoded chunks, in order."""
+        import ray.data
+
+        context = ray.data.DataContext.get_current()
+        context.execution_options.preserve_order = True  # the shards' order is the documents' order
+        sources = _absolute(self.sources)
+        inputs = ray.data.from_items([{"input": i} for i in range(len(sources))], override_num_blocks=len(sources))
+        # Ray Data fuses the two stages into one actor pool (each actor reads an input and encodes
+        # it: no copy of the text between processes). Fault tolerance is Ray Data's default: its tasks are retried when their worker dies
+        # (max_retries=-1) and its actors restarted with their batch resubmitted (max_restarts=-1,
+        # max_task_retries=-1; ray/data/_internal/remote_fn.py, actor_pool_map_operator.py).
+        chunks = inputs.map_batches(
+            _read_chunks, batch_size=1, batch_format="numpy", num_cpus=1,
+            fn_kwargs={"sources": sources, "read_options": self.read_options, "chunk_bytes": self.chunk_bytes},
+        )
+        return chunks.map_batches(
+            _Encoder, batch_size=None, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
+            fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads),
+            num_cpus=self.threads,
+        )
+
+    def run(self):
+        bar = _corpus._progress_bar(self.progress)
+        done = [self.writers[s].documents_done if s in self.writers else 0 for s in _corpus.SPLITS]
+        local = [0, 0]
+        try:
+            for table in self.dataset().iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
+                for row in table.to_pylist():
+                    self._write(row, done, local)
+                    if bar is not None:
+                        bar.update(int(np.sum(np.frombuffer(row["bytes"], np.int64))))
+        finally:
+            if bar is not None:
+                bar.close()
+
+    def _write(self, row, done, local):
+        notes = json.loads(row["notes"])
+        for token, count in notes["specials"].items():
+            self.special_counts[token] = self.special_counts.get(token, 0) + count
+        self.stats.empty += notes["empty"]
+        for reason, count in notes["skipped"].items():
+            self.stats.skipped[reason] = self.stats.skipped.get(reason, 0) + count
+        ids = np.frombuffer(row["ids"], np.uint32)
+        lengths, characters, nbytes = (np.frombuffer(row[k], np.int64) for k in ("lengths", "characters", "bytes"))
+        count = len(lengths)
+        if not count:
+            return
+        splits = np.fromiter((self.chooser(self.documents + k) for k in range(count)), dtype=np.int8, count=count)
+        ends = np.arange(self.documents + 1, self.documents + count + 1, dtype=np.int64)
+        self.documents += count
+        keep = np.ones(count, dtype=bool)
+        for split in (0, 1):
+            mine = np.flatnonzero(splits == split)
+            skip = max(0, done[split] - local[split])
+            keep[mine[:skip]] = False  # already in a shard kept from the interrupted run
+            local[split] += len(mine)
+        if not keep.all():
+            ids = ids[np.repeat(keep, lengths)]
+            lengths, characters, nbytes, splits, ends = lengths[keep], characters[keep], nbytes[keep], splits[keep], ends[keep]
+        if len(lengths):
+            _corpus.write_documents(self.writers, ids, lengths, splits, characters, nbytes, ends)
+        self.encoded_documents += len(lengths)
+        self.encoded_tokens += int(lengths.sum())
+        self.encoded_bytes += int(nbytes.sum())
+
+
+def _read_chunks(batch, *, sources, read_options, chunk_bytes):
+    """One Ray Data task per input: its documents in file order, in tables of about ``chunk_bytes``
+    of text; the last row of an input carries no text but what reading skipped (``stats``)."""
+    import pyarrow as pa
+
+    def table(texts, stats=None):
+        column = texts + ([None] if stats is not None else [])
+        notes = [None] * len(texts) + ([json.dumps({"empty": stats.empty, "skipped": stats.skipped})] if stats is not None else [])
+        return pa.table({"text": pa.array(column, pa.large_string()), "stats": pa.array(notes, pa.string())})
+
+    for index in batch["input"]:
+        stats = ReadStats()
+        texts, size = [], 0
+        for text in read_documents(sources[int(index)], stats=stats, **read_options):
+            texts.append(text)
+            size += len(text)
+            if size >= chunk_bytes:
+                yield table(texts)
+                texts, size = [], 0
+        yield table(texts, stats)
+
+
+class _Encoder:
+    """A Ray Data actor: holds the tokenizer, encodes one table of documents per call into one row
+    of joined ids (with end-of-text ids), per-document lengths, characters and bytes, and notes
+    (special-token strings found, documents that reading skipped)."""
+
+    def __init__(self, tokenizer, allowed, eot_id, threads):
+        self.tokenizer, self.allowed, self.eot_id, self.threads = tokenizer, allowed, eot_id, threads
+        self.finder = _corpus.special_regex(tuple(tokenizer.special_tokens))
+
+    def __call__(self, table):
+        import pyarrow as pa
+
+        texts = [t for t in table.column("text").to_pylist() if t is not None]
+        notes = {"specials": {}, "empty": 0, "skipped": {}}
+        for stats in table.column("stats").to_pylist():
+            if stats is not None:
+                read = json.loads(stats)
+                notes["empty"] += read["empty"]
+                for reason, count in read["skipped"].items():
+                    notes["skipped"][reason] = notes["skipped"].get(reason, 0) + count
+        if self.finder is not None:
+            for text in texts:
+                if self.finder.search(text):
+                    for token in self.finder.findall(text):
+                        notes["specials"][token] = notes["specials"].get(token, 0) + 1
+        lists = self.tokenizer.encode_batch(texts, num_threads=self.threads, allowed_special=self.allowed, disallowed_special=())
+        ids, lengths = _corpus.join_ids(lists, self.eot_id)
+        characters = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        nbytes = np.fromiter((len(t) if t.isascii() else len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
+        row = {"ids": ids.tobytes(), "lengths": lengths.astype(np.int64).tobytes(), "characters": characters.tobytes(),
+               "bytes": nbytes.tobytes(), "notes": json.dumps(notes)}
+        return pa.table({k: pa.array([v], pa.large_binary() if isinstance(v, bytes) else pa.string()) for k, v in row.items()})
+

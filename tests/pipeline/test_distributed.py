@@ -1,0 +1,205 @@
+"""``bytepair.distributed``: training and encoding on a local 2-CPU Ray give exactly what one
+machine gives (the same fingerprint, byte-identical shards), also when a worker is killed.
+
+One Ray for the whole module (starting it takes about 15 s); skipped when Ray is not installed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+import bytepair
+from bytepair.datasets import shards as shards_module
+from bytepair.datasets.corpus import encode_corpus
+from datafiles import data_file
+from generated import wikitext_like
+
+pytestmark = pytest.mark.peers
+
+ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'bytepair[ray]')")
+pytest.importorskip("ray.data", reason="Ray Data is not installed (pip install 'bytepair[ray]')")
+
+from bytepair import distributed  # noqa: E402 - after the skip: it needs Ray
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    distributed.connect(num_cpus=2)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield ray
+    ray.shutdown()
+
+
+def write_shards(folder, documents, count):
+    """``documents`` as ``count`` JSON Lines files, consecutive documents in each, in file order."""
+    folder.mkdir()
+    per = -(-len(documents) // count)
+    for number in range(count):
+        with open(folder / f"part_{number:02d}.jsonl", "w", encoding="utf-8") as file:
+            for document in documents[number * per:(number + 1) * per]:
+                file.write(json.dumps({"text": document}) + "\n")
+    return folder
+
+
+def same_output(left, right):
+    names = sorted(p.name for p in left.iterdir())
+    assert names == sorted(p.name for p in right.iterdir())
+    for name in names:
+        assert (left / name).read_bytes() == (right / name).read_bytes(), name
+
+
+def quiet():
+    return {"progress": False, "log": None}
+
+
+# -- small generated corpus -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory):
+    text = wikitext_like(60_000, seed=3)
+    documents = [d for d in re.split(r"(?m)^(?= = [^=])", text) if d]
+    folder = write_shards(tmp_path_factory.mktemp("small") / "shards", documents, 4)
+    return folder, documents
+
+
+def test_small_train_matches_one_machine(local_ray, small):
+    folder, documents = small
+    options = {"mode": "char", "vocab_size": 300, "pattern": "gpt2", "special_tokens": ["<|endoftext|>"]}
+    assert distributed.train([str(folder)], **options).fingerprint == bytepair.train(documents, **options).fingerprint
+    dataset = ray.data.from_items([{"text": d} for d in documents], override_num_blocks=3)
+    assert distributed.train(dataset, **options).fingerprint == bytepair.train(documents, **options).fingerprint
+
+
+def test_small_encode_and_resume_match_one_machine(local_ray, small, tmp_path, monkeypatch):
+    folder, documents = small
+    tokenizer = bytepair.train(documents, mode="byte", vocab_size=400, pattern="gpt2", special_tokens=["<|endoftext|>"])
+    options = {"val_fraction": 0.2, "shard_tokens": 4_000, "chunk_bytes": 8_000}
+    encode_corpus([str(folder)], tokenizer, tmp_path / "one", **options, **quiet())
+    distributed.encode_corpus([str(folder)], tokenizer, tmp_path / "ray", **options, **quiet())
+    same_output(tmp_path / "one", tmp_path / "ray")
+
+    # interrupted after two complete shards, then resumed: still the same bytes
+    record = shards_module.record_shard
+    recorded = []
+
+    def interrupt_after_two(partial, shard):
+        if len(recorded) == 2:
+            raise KeyboardInterrupt
+        recorded.append(shard.file)
+        record(partial, shard)
+
+    monkeypatch.setattr(shards_module, "record_shard", interrupt_after_two)
+    with pytest.raises(KeyboardInterrupt):
+        distributed.encode_corpus([str(folder)], tokenizer, tmp_path / "resumed", **options, **quiet())
+    monkeypatch.setattr(shards_module, "record_shard", record)
+    lines = []
+    distributed.encode_corpus([str(folder)], tokenizer, tmp_path / "resumed", resume=True, **options, progress=False, log=lines.append)
+    assert any(line.startswith("resuming: 2 complete shard(s)") for line in lines)
+    same_output(tmp_path / "one", tmp_path / "resumed")
+
+
+def test_cli_ray_flags(local_ray, small, tmp_path, capsys):
+    from bytepair.cli import main
+
+    folder, documents = small
+    assert main(["train", str(folder), "--mode", "byte", "--vocab-size", "300", "--pattern", "gpt2", "--quiet",
+                 "-o", str(tmp_path / "tok.json"), "--ray"]) == 0
+    trained = bytepair.Tokenizer.load(tmp_path / "tok.json")
+    assert trained.fingerprint == bytepair.train(documents, mode="byte", vocab_size=300, pattern="gpt2").fingerprint
+    assert main(["encode-corpus", str(folder), "-t", str(tmp_path / "tok.json"), "-o", str(tmp_path / "ray"), "--quiet", "--ray"]) == 0
+    encode_corpus([str(folder)], str(tmp_path / "tok.json"), tmp_path / "one", **quiet())
+    same_output(tmp_path / "one", tmp_path / "ray")
+
+
+def test_bad_document_is_one_clear_error(local_ray, tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "a.jsonl").write_text('{"text": "fine"}\n{"body": "no text field"}\n', encoding="utf-8")
+    with pytest.raises(bytepair.errors.DocumentError, match=r"a\.jsonl, line 2: no field 'text'") as caught:
+        distributed.train([str(folder)], mode="byte", vocab_size=300)
+    assert "Traceback" not in str(caught.value)
+
+
+# -- WikiText-2 train in 16 shards ------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def wikitext(tmp_path_factory):
+    text = data_file("wikitext-2", "train.txt").read_text(encoding="utf-8")
+    starts = [m.start() for m in re.finditer(r"(?m)^ = [^=\n].* = \n", text)]
+    documents = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)]) if text[a:b]]
+    return write_shards(tmp_path_factory.mktemp("wikitext") / "shards", documents, 16), documents
+
+
+@pytest.mark.slow
+@pytest.mark.data
+@pytest.mark.parametrize("options", [
+    {"mode": "char", "vocab_size": 500},
+    {"mode": "byte", "vocab_size": 1000, "pattern": "cl100k"},
+], ids=["char-no-pattern", "byte-cl100k"])
+def test_wikitext_train_gives_the_fingerprint_of_one_machine(local_ray, wikitext, options):
+    folder, documents = wikitext
+    assert distributed.train([str(folder)], **options).fingerprint == bytepair.train(documents, **options).fingerprint
+
+
+@pytest.fixture(scope="module")
+def cl100k(wikitext):
+    return bytepair.load("cl100k_base", path=data_file("vocab"))
+
+
+@pytest.mark.slow
+@pytest.mark.data
+def test_wikitext_encode_is_byte_identical_even_with_a_worker_killed(local_ray, wikitext, cl100k, tmp_path):
+    folder, _ = wikitext
+    options = {"val_fraction": 0.05, "shard_tokens": 500_000, "chunk_bytes": 1 << 19}
+    encode_corpus([str(folder)], cl100k, tmp_path / "one", **options, **quiet())
+    distributed.encode_corpus([str(folder)], cl100k, tmp_path / "ray", **options, **quiet())
+    same_output(tmp_path / "one", tmp_path / "ray")
+
+    killed = []
+    killer = threading.Thread(target=_kill_an_encoder, args=(killed,), daemon=True)
+    killer.start()
+    distributed.encode_corpus([str(folder)], cl100k, tmp_path / "killed", **options, **quiet())
+    finished = time.monotonic()
+    killer.join(timeout=5)
+    assert killed and killed[0] < finished, "no encoding worker was killed while the run went"
+    same_output(tmp_path / "one", tmp_path / "killed")
+
+
+def _kill_an_encoder(killed, timeout=120):
+    """SIGKILL the first Ray Data encoding actor's process (its title names ``_Encoder``, fused
+    with the reading stage) once it has worked for a moment; the time of the kill goes into ``killed``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for pid in _encoder_pids():
+            time.sleep(1.0)  # let it take its first chunks
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                continue
+            killed.append(time.monotonic())
+            return
+        time.sleep(0.1)
+
+
+def _encoder_pids():
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            command = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if command.startswith(b"ray::MapWorker(") and b"MapBatches(_Encoder)" in command:
+            pids.append(int(entry.name))
+    return pids
