@@ -59,11 +59,22 @@ def prepared(tmp_path_factory):
     root = tmp_path_factory.mktemp("prepare")
     corpus = real_slice(root / "corpus")
     out = root / "out"
-    result = prepare(out, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, log=None, progress=False)
+    torch = importlib.util.find_spec("torch") is not None
+    result = prepare(out, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, char_baseline=True, pt_files=torch,
+                     log=None, progress=False)
     return corpus, out, result
 
 
 # -- the files --------------------------------------------------------------------------------
+
+
+def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path):
+    texts = {"train": "the cat sat on the mat . \n" * 50, "val": "the mat . \n" * 5}
+    result = prepare(tmp_path / "out", texts=texts, vocab_size=30, log=None, progress=False)
+    written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert written == {"tokenizer.json", "encoded_bpe/meta.json", "encoded_bpe/train.bin", "encoded_bpe/val.bin"}
+    assert result.char_tokenizer is None and result.splits["train"].char_tokens is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder, no lock left
 
 
 @pytest.mark.data
@@ -285,13 +296,15 @@ def test_an_interrupted_first_prepare_leaves_no_file_at_all(tmp_path, monkeypatc
 @pytest.mark.data
 def test_the_prepare_command_writes_the_layout_and_prints_the_report(tmp_path, capsys, prepared):
     corpus, _, _ = prepared
-    status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--no-pt"])
+    status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--char-baseline"])
     output = capsys.readouterr().out
     assert status == 0
     assert "character token count:" in output and "compression factor:" in output and "sample:" in output
     meta = json.loads((tmp_path / "encoded_bpe" / "meta.json").read_text(encoding="utf-8"))
     assert meta["vocab_size"] == 300 and meta["train_characters"] == 20_000
     assert not list(tmp_path.rglob("*.pt"))
+    char_meta = json.loads((tmp_path / "encoded_char" / "meta.json").read_text(encoding="utf-8"))
+    assert char_meta["splits"]["val"]["characters"] == meta["splits"]["val"]["characters"]
 
 
 def test_the_prepare_command_takes_explicit_files_and_max_chars_zero_means_all(tmp_path, capsys):

@@ -46,6 +46,7 @@ from . import shards as _shards
 from .documents import ReadStats, check_readers, find_inputs, read_documents
 from .files import (
     FolderLock,
+    held_interrupts,
     remove_stale,
     sibling,
     sigterm_as_interrupt,
@@ -148,7 +149,8 @@ def encode_corpus(
         write_text_atomic(partial / "meta.json", text)
         for leftover in (_shards.LOG, _shards.RUN):
             (partial / leftover).unlink(missing_ok=True)
-        switch_folder(partial, out)
+        with held_interrupts():
+            switch_folder(partial, out)
     if log is not None:
         for line in summary(meta, pipeline, time.perf_counter() - started, out):
             log(line)
