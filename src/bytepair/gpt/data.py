@@ -138,8 +138,8 @@ def _read_meta(folder: Path) -> dict:
     if not path.is_file():
         hint = ""
         if (folder / "encoded_bpe" / "meta.json").is_file():
-            bpe, char = str(folder / "encoded_bpe"), str(folder / "encoded_char")
-            hint = f" (it looks like the output of `bytepair prepare`: pass {bpe!r} or {char!r})"
+            shown = [str(folder / f"encoded_{kind}") for kind in ("bpe", "char") if (folder / f"encoded_{kind}" / "meta.json").is_file()]
+            hint = f" (it looks like the output of `bytepair prepare`: pass {' or '.join(map(repr, shown))})"
         raise PreparedDataError(
             f"{str(folder)!r} has no meta.json{hint}; pass a folder written by `bytepair prepare`"
         )
