@@ -224,10 +224,16 @@ def prepare(
 
 def output_folder(out):
     """``out`` as an absolute path with its links resolved (the staging folder and the lock
-    go beside the real folder, and ``.`` has a name), checked replaceable: absent, empty, or
-    holding only what ``prepare`` writes. Raises ``DatasetError`` otherwise, before any work.
+    go beside the real folder), checked replaceable: not the current folder, and absent,
+    empty, or holding only what ``prepare`` writes. Raises ``DatasetError`` otherwise, before
+    any work.
     """
     out = Path(os.path.realpath(out))
+    here = Path(os.path.realpath(os.getcwd()))
+    if out == here or out in here.parents:
+        # the switch would leave this process in the removed old folder
+        raise DatasetError(f"output folder {str(out)!r} is the current folder (or holds it), and prepare replaces it whole; "
+                           "give a folder inside it instead, e.g. -o prepared")
     if out.exists() and not out.is_dir():
         raise DatasetError(f"output {str(out)!r} is a file; give a folder")
     if out.is_dir():
