@@ -17,7 +17,8 @@ The steps, seed 000's program made fast and safe:
 
 The layout (``bytepair.gpt`` reads exactly this)::
 
-    OUT/tokenizer.json                        the BPE tokenizer (trained, or the one given)
+    OUT/tokenizer.json                        the BPE tokenizer (trained, or the one given;
+                                              a published tiktoken one as OUT/NAME.tiktoken)
     OUT/encoded_bpe/{train,val,test}.bin      flat token ids, native byte order, for np.memmap
     OUT/encoded_bpe/meta.json
     OUT/encoded_bpe/{train,val,test}_ids.pt   torch.long tensors, with pt_files (--pt)
@@ -237,7 +238,7 @@ def output_folder(out):
     if out.exists() and not out.is_dir():
         raise DatasetError(f"output {str(out)!r} is a file; give a folder")
     if out.is_dir():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT and not _old_temporary(p.name))
+        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT and not p.name.endswith(".tiktoken") and not _old_temporary(p.name))
         if foreign:
             shown = ", ".join(map(repr, foreign[:5])) + (", ..." if len(foreign) > 5 else "")
             raise DatasetError(
@@ -295,7 +296,7 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
     folders = {kind: folder / f"encoded_{kind}" for kind in tokenizers}
     for path in folders.values():
         path.mkdir()
-    tokenizers["bpe"].save(folder / "tokenizer.json")
+    tokenizer_file = save_tokenizer(tokenizers["bpe"], folder)
     if "char" in tokenizers:
         tokenizers["char"].save(folders["char"] / "tokenizer.json")
     plans = {
@@ -314,11 +315,31 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
             torch_import.join()
             for name in sources:
                 _write_pt(plans[("bpe", name)][1], folders["bpe"] / f"{name}_ids.pt", tokenizers["bpe"].array_dtype)
-        relative = {"bpe": "../tokenizer.json", "char": "tokenizer.json"}
+        relative = {"bpe": f"../{tokenizer_file}", "char": "tokenizer.json"}
         for kind, tok in tokenizers.items():
             meta = _meta(kind, tok, relative[kind], {n: counts[(kind, n)] for n in sources}, context)
             (folders[kind] / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return splits
+
+
+def save_tokenizer(tokenizer, folder):
+    """Write ``tokenizer`` into ``folder`` in a file ``bytepair.load`` rebuilds it from (same
+    fingerprint); return the file's name. bytepair's own tokenizers are saved as
+    ``tokenizer.json``; a vocabulary loaded from another library's files cannot be (its ids are
+    that library's ranks), so it is written back in its own format: a published tiktoken
+    encoding as ``NAME.tiktoken``, any other as a Hugging Face ``tokenizer.json``.
+    """
+    from bytepair.formats import TIKTOKEN_VOCABULARIES, to_huggingface, to_tiktoken
+
+    if tokenizer.model.export_refusal("artifact") is None:
+        tokenizer.save(folder / "tokenizer.json")
+        return "tokenizer.json"
+    name = getattr(tokenizer, "name", None)
+    if name in TIKTOKEN_VOCABULARIES and tokenizer.model.export_refusal("tiktoken") is None:
+        to_tiktoken(tokenizer, folder / f"{name}.tiktoken")
+        return f"{name}.tiktoken"
+    to_huggingface(tokenizer, folder / "tokenizer.json")
+    return "tokenizer.json"
 
 
 # -- sources and what is read into memory ---------------------------------------------------

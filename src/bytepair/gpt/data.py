@@ -109,10 +109,12 @@ class EncodedData:
 
 
 def load_tokenizer(path):
-    """``Tokenizer.load``, imported on first use so that this module loads quickly."""
-    from bytepair.tokenizer import Tokenizer
+    """``bytepair.load`` of a file (bytepair's own, a ``.tiktoken`` file or an HF
+    ``tokenizer.json``: ``prepare --tokenizer`` writes another library's vocabulary in its own
+    format), imported on first use so that this module loads quickly."""
+    import bytepair
 
-    return Tokenizer.load(path)
+    return bytepair.load(Path(path))
 
 
 def load_encoded(folder) -> EncodedData:
