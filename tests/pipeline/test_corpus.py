@@ -316,20 +316,20 @@ def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_ide
     options = {"shard_tokens": 2000, "val_fraction": 0.1, "seed": 5, "chunk_bytes": 4000}
     reference = encode_corpus([corpus], tokenizer, tmp_path / "ref", **quiet(**options))
     calls = [0]
-    original = tokenizer.encode_batch
+    original = corpus_module.encode_documents
 
-    def interrupting(texts, **kwargs):
+    def interrupting(*args, **kwargs):
         calls[0] += 1
         if calls[0] == 6:
             raise KeyboardInterrupt
-        return original(texts, **kwargs)
+        return original(*args, **kwargs)
 
-    tokenizer.encode_batch = interrupting
+    corpus_module.encode_documents = interrupting  # the one encode step of the pipeline
     try:
         with pytest.raises(KeyboardInterrupt):
             encode_corpus([corpus], tokenizer, tmp_path / "out", **quiet(**options))
     finally:
-        del tokenizer.encode_batch
+        corpus_module.encode_documents = original
     assert not (tmp_path / "out").exists()
     partial = tmp_path / ".out.partial"
     assert not list(partial.glob("*.tmp")) and not list(partial.glob(".*.tmp"))
@@ -345,13 +345,15 @@ def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_ide
 
 def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     corpus, _ = _big_corpus(tmp_path, 300)
-    original = tokenizer.encode_batch
-    tokenizer.encode_batch = lambda texts, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    import bytepair.datasets.corpus as corpus_module
+
+    original = corpus_module.encode_documents
+    corpus_module.encode_documents = lambda *args, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
     try:
         with pytest.raises(KeyboardInterrupt):
             encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, **quiet())
     finally:
-        del tokenizer.encode_batch
+        corpus_module.encode_documents = original
     with pytest.raises(UsageError, match="options differ"):
         encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, resume=True, **quiet())
     meta = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, **quiet())  # starts over
@@ -476,3 +478,48 @@ def test_real_corpora_as_jsonl_and_as_a_folder_of_text_files(tmp_path):
     for split, wanted in (("train", 0), ("val", 1)):
         got = decode_documents(tokenizer, stream(tmp_path / "a", split, tokenizer=tokenizer), a["eot_id"])
         assert got == [d for i, d in enumerate(docs) if chooser(i) == wanted]
+
+
+# -- the encode step ---------------------------------------------------------------------------------
+
+
+class _FlatEntry:
+    """A tokenizer with the flat-array batch entry, built from ``encode_to_array`` (so that the
+    path that takes it is tested before the engine has it)."""
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+
+    def encode_batch_to_array(self, texts, num_threads=None, dtype="uint32"):
+        arrays = [self.tokenizer.encode_to_array(t, dtype=dtype) for t in texts]
+        offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
+        return (np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)), offsets
+
+
+@pytest.mark.parametrize("eot_id", [None, 400])
+@pytest.mark.parametrize("dtype", ["uint16", "uint32"])
+def test_the_encode_step_gives_encode_ordinarys_ids_on_every_path(tokenizer, eot_id, dtype):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bytepair.datasets.corpus import encode_documents
+
+    texts = ["hello world", "naïve café 東京 🌍", "x" * 5000, "a <|endoftext|> b"] * 9 + ["the end", "é"]
+    expected_lists = [tokenizer.encode_ordinary(t) for t in texts]
+    expected = [i for ids in expected_lists for i in ids + ([eot_id] if eot_id is not None else [])]
+    lengths = [len(ids) + (eot_id is not None) for ids in expected_lists]
+    with ThreadPoolExecutor(3) as pool:
+        paths = {
+            "pool": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=3, dtype=dtype, pool=pool),
+            "own threads": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=3, dtype=dtype),
+            "one thread": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=1, dtype=dtype),
+            "flat entry": encode_documents(_FlatEntry(tokenizer), texts, eot_id=eot_id, num_threads=3, dtype=dtype),
+        }
+    for name, (ids, counts) in paths.items():
+        assert ids.dtype == np.dtype(dtype) and ids.tolist() == expected and counts.tolist() == lengths, name
+    # with a special token allowed, its string becomes its id (only encode_batch knows the rules)
+    ids, counts = encode_documents(tokenizer, texts[3:4], eot_id=eot_id, allowed_special=frozenset({"<|endoftext|>"}), dtype=dtype)
+    special = tokenizer.special_tokens["<|endoftext|>"]
+    assert ids.tolist() == tokenizer.encode(texts[3], allowed_special="all") + ([eot_id] if eot_id is not None else [])
+    assert special in ids.tolist() and ids.dtype == np.dtype(dtype)
+    empty, none = encode_documents(tokenizer, [], eot_id=eot_id, dtype=dtype)
+    assert empty.tolist() == [] and none.tolist() == []

@@ -94,7 +94,7 @@ def test_encode_batch_equals_encode(byte_tok, texts):
 @pytest.fixture(scope="module")
 def prepared(folder, tmp_path_factory):
     out = tmp_path_factory.mktemp("prepared")
-    result = prepare(out, files=find_split_files(folder), vocab_size=VOCAB, max_chars=MAX_CHARS, log=None,
+    result = prepare(out, files=find_split_files(folder), vocab_size=VOCAB, max_chars=MAX_CHARS, char_baseline=True, log=None,
                      progress=False, pt_files=False)
     return out, result
 

@@ -472,6 +472,21 @@ def test_compare_writes_table_json_and_png(compared, prepared):
         gpt.compare(prepared[0], out, characters=4000, progress=False)
 
 
+def test_compare_without_the_character_baseline_says_how_to_write_it(prepared, tmp_path, capsys):
+    import shutil
+
+    from bytepair.cli import main
+
+    root = copy_prepared(prepared, tmp_path)
+    shutil.rmtree(root / "encoded_char")  # what `bytepair prepare` writes without --char-baseline
+    with pytest.raises(gpt.PreparedDataError, match="--char-baseline"):
+        gpt.compare(root, tmp_path / "out", **COMPARE)
+    assert not (tmp_path / "out").exists()
+    assert main(["gpt", "compare", str(root), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and "--char-baseline" in error and len(error.strip().splitlines()) == 1
+
+
 def test_compare_is_reproducible(compared, prepared, tmp_path):
     first = compared[1].to_dict()["models"]
     again = gpt.compare(prepared[0], tmp_path, **COMPARE).to_dict()["models"]

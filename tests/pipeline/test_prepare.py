@@ -59,11 +59,22 @@ def prepared(tmp_path_factory):
     root = tmp_path_factory.mktemp("prepare")
     corpus = real_slice(root / "corpus")
     out = root / "out"
-    result = prepare(out, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, log=None, progress=False)
+    torch = importlib.util.find_spec("torch") is not None
+    result = prepare(out, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, char_baseline=True, pt_files=torch,
+                     log=None, progress=False)
     return corpus, out, result
 
 
 # -- the files --------------------------------------------------------------------------------
+
+
+def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path):
+    texts = {"train": "the cat sat on the mat . \n" * 50, "val": "the mat . \n" * 5}
+    result = prepare(tmp_path / "out", texts=texts, vocab_size=30, log=None, progress=False)
+    written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
+    assert written == {"tokenizer.json", "encoded_bpe/meta.json", "encoded_bpe/train.bin", "encoded_bpe/val.bin"}
+    assert result.char_tokenizer is None and result.splits["train"].char_tokens is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder, no lock left
 
 
 @pytest.mark.data
@@ -285,13 +296,15 @@ def test_an_interrupted_first_prepare_leaves_no_file_at_all(tmp_path, monkeypatc
 @pytest.mark.data
 def test_the_prepare_command_writes_the_layout_and_prints_the_report(tmp_path, capsys, prepared):
     corpus, _, _ = prepared
-    status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--no-pt"])
+    status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--char-baseline"])
     output = capsys.readouterr().out
     assert status == 0
     assert "character token count:" in output and "compression factor:" in output and "sample:" in output
     meta = json.loads((tmp_path / "encoded_bpe" / "meta.json").read_text(encoding="utf-8"))
     assert meta["vocab_size"] == 300 and meta["train_characters"] == 20_000
     assert not list(tmp_path.rglob("*.pt"))
+    char_meta = json.loads((tmp_path / "encoded_char" / "meta.json").read_text(encoding="utf-8"))
+    assert char_meta["splits"]["val"]["characters"] == meta["splits"]["val"]["characters"]
 
 
 def test_the_prepare_command_takes_explicit_files_and_max_chars_zero_means_all(tmp_path, capsys):
@@ -338,3 +351,59 @@ def test_ids_that_do_not_decode_to_their_text_are_caught_and_nothing_is_written(
     with pytest.raises(PrepareError, match="round trip failed"):
         prepare(tmp_path, texts={"train": "the cat sat on the mat\n" * 30}, vocab_size=20, log=None, progress=False, pt_files=False)
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
+
+
+# -- an existing tokenizer ----------------------------------------------------------------------
+
+
+def test_an_existing_tokenizer_file_encodes_the_splits_and_nothing_is_trained(tmp_path, capsys):
+    texts = {"train": "the cat sat on the mat . \n" * 80, "val": "the mat sat . \n" * 8, "test": "a cat . \n" * 8}
+    tokenizer = train("the cat sat on the mat and the dog . \n" * 20, vocab_size=40, progress=False)
+    tokenizer.save(tmp_path / "mine.json")
+    result = prepare(tmp_path / "out", texts=texts, tokenizer=tmp_path / "mine.json", log=None, progress=False)
+    assert result.tokenizer.fingerprint == tokenizer.fingerprint and result.train_characters is None
+    for name in SPLITS:
+        meta, ids = read_stream(tmp_path / "out" / "encoded_bpe", name)
+        assert ids.tolist() == tokenizer.encode_ordinary(texts[name])
+    assert meta["train_characters"] is None and meta["tokenizer_source"] == "mine.json"
+    assert Tokenizer.load(tmp_path / "out" / "tokenizer.json").fingerprint == tokenizer.fingerprint
+    # the command: only typed training flags count, and they are refused with one line
+    (tmp_path / "t.txt").write_text(texts["train"], encoding="utf-8")
+    status = main(["prepare", "--train", str(tmp_path / "t.txt"), "-o", str(tmp_path / "cli"), "-t", str(tmp_path / "mine.json"), "--quiet"])
+    assert status == 0 and "nothing trained" in capsys.readouterr().out
+    status = main(["prepare", "--train", str(tmp_path / "t.txt"), "-o", str(tmp_path / "cli2"), "-t", str(tmp_path / "mine.json"),
+                   "--vocab-size", "300", "--max-chars", "0"])
+    error = capsys.readouterr().err
+    assert status == 2 and "--max-chars, --vocab-size" in error and len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "cli2").exists()
+
+
+def test_a_tokenizer_with_training_options_is_refused(tmp_path):
+    from bytepair.errors import UsageError
+
+    with pytest.raises(UsageError, match="nothing is trained.*--pattern"):
+        prepare(tmp_path / "out", texts={"train": "abc"}, tokenizer="gpt2", pattern="gpt2", log=None)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.data
+@pytest.mark.slow
+@pytest.mark.parametrize("name, written", [("gpt2", "gpt2.tiktoken"), ("llama3", "tokenizer.json")])
+def test_a_published_tokenizer_encodes_wikitext_and_the_gpt_package_reads_it(tmp_path, prepared, name, written):
+    import bytepair
+
+    corpus, _, _ = prepared
+    texts = split_texts(corpus)
+    vocab = data_file("vocab")
+    expected = bytepair.load(name, path=vocab)
+    out = tmp_path / "out"
+    result = prepare(out, files=find_split_files(corpus), tokenizer=name, vocab_dir=vocab, char_baseline=True, log=None, progress=False)
+    assert sorted(p.name for p in out.iterdir()) == sorted(["encoded_bpe", "encoded_char", written])
+    assert bytepair.load(out / written).fingerprint == expected.fingerprint == result.tokenizer.fingerprint
+    for split in SPLITS:
+        meta, ids = read_stream(out / "encoded_bpe", split)
+        assert meta["tokenizer"] == f"../{written}" and meta["tokenizer_source"] == name
+        assert ids.tolist() == expected.encode_ordinary(texts[split]), split
+        assert meta["splits"][split]["characters"] == len(texts[split])
+    data = pytest.importorskip("bytepair.gpt.data")
+    assert data.load_encoded(out / "encoded_bpe").fingerprint == expected.fingerprint

@@ -23,8 +23,9 @@ from .wikitext import CLEANINGS, SPLITS
 PREPARE_EPILOG = (
     "Defaults are seed 000's: character mode, vocab 500, the first 500,000 characters of train "
     "(--max-chars 0 trains on all of it); merges come from train only, the base alphabet from "
-    "every split. Writes OUT/tokenizer.json, OUT/encoded_bpe/ and OUT/encoded_char/ "
-    "({train,val,test}.bin + meta.json, *_ids.pt when torch is installed)."
+    "every split. --tokenizer encodes with an existing tokenizer instead of training one. "
+    "Writes OUT/tokenizer.json and OUT/encoded_bpe/ ({train,val,test}.bin + meta.json), with "
+    "--char-baseline OUT/encoded_char/ (for `bytepair gpt compare`), with --pt *_ids.pt files."
 )
 
 
@@ -64,10 +65,21 @@ def _add_prepare(subparsers):
     _add_training(parser)
     parser.add_argument("-o", "--output", type=Path, default=Path("prepared"), help="output folder OUT")
     parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
-    parser.add_argument("--no-pt", action="store_true", help="do not write the torch *_ids.pt files")
+    parser.add_argument("-t", "--tokenizer", default=None, help="encode with this tokenizer instead of training one: a published name (gpt2, cl100k_base, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file")
+    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name, for --tokenizer (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument("--char-baseline", action="store_true", help="also write OUT/encoded_char/, a character-level encoding of the same text (for `bytepair gpt compare`)")
+    parser.add_argument("--pt", action="store_true", help="also write the torch *_ids.pt files (needs torch)")
+    parser.add_argument("--no-pt", action="store_true", help=argparse.SUPPRESS)  # the old default wrote them; now --pt asks
     parser.add_argument("--block-chars", type=int, default=ENCODE_BLOCK_CHARS, help="block size for large splits, in characters")
     parser.add_argument("--write-text", type=Path, default=None, metavar="DIR", help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt")
-    parser.set_defaults(run=_run_prepare)
+    parser.set_defaults(run=_run_prepare, training_defaults=_training_defaults(parser))
+
+
+def _training_defaults(parser):
+    """The training options a parser gives when no training flag is typed."""
+    names = ("mode", "vocab_size", "min_frequency", "max_chars", "pattern", "normalization", "special", "byte_fallback",
+             "num_threads", "verbose", "quiet")
+    return argparse.Namespace(**{name: parser.get_default(name) for name in names})
 
 
 def _add_sweep(subparsers):
@@ -139,12 +151,21 @@ def _run_prepare(args):
     files = split_files(args)
     if args.block_chars < 1:
         raise UsageError(f"--block-chars must be at least 1, not {args.block_chars!r}")
+    if args.pt and args.no_pt:
+        raise UsageError("give --pt or --no-pt, not both")
     options = _training_options(args)
+    if args.tokenizer is not None:
+        # only the training flags actually typed go on, so that prepare can refuse them
+        defaults = _training_options(args.training_defaults)
+        options = {k: v for k, v in options.items() if v != defaults[k] or k in ("num_threads", "progress", "verbose")}
     prepare(
         args.output,
         files=files,
+        tokenizer=args.tokenizer,
+        vocab_dir=args.vocab_dir,
         cleaning=args.cleaning,
-        pt_files=False if args.no_pt else None,
+        char_baseline=args.char_baseline,
+        pt_files=args.pt,
         block_chars=args.block_chars,
         **options,
     )

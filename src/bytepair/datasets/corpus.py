@@ -35,6 +35,7 @@ import sys
 import threading
 import time
 from array import array
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -46,6 +47,7 @@ from . import shards as _shards
 from .documents import ReadStats, check_readers, find_inputs, read_documents
 from .files import (
     FolderLock,
+    held_interrupts,
     remove_stale,
     sibling,
     sigterm_as_interrupt,
@@ -163,7 +165,8 @@ def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field
         write_text_atomic(partial / "meta.json", text)
         for leftover in (_shards.LOG, _shards.RUN):
             (partial / leftover).unlink(missing_ok=True)
-        switch_folder(partial, out)
+        with held_interrupts():
+            switch_folder(partial, out)
     if log is not None:
         for line in summary(meta, pipeline, time.perf_counter() - started, out):
             log(line)
@@ -315,17 +318,83 @@ def count_documents(sources, **read_options):
     return sum(sum(1 for _ in read_documents(s, **read_options)) for s in sources)
 
 
-def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset(), num_threads=None):
-    """The ids of ``texts``, each followed by ``eot_id`` (when not None), as one ``uint32`` array,
-    and the token count of each document (eot included).
+def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset(), num_threads=None, dtype="uint32", pool=None):
+    """The ids of ``texts``, each followed by ``eot_id`` (when not None), as one ``dtype`` array,
+    and the token count of each document (eot included): the one encode step of ``encode_corpus``.
+
+    Where ids can stay out of Python ints, they do: the tokenizer's ``encode_batch_to_array``
+    (one flat array and offsets) when it has one; else ``encode_to_array`` per document on
+    ``pool`` (or ``num_threads`` threads), a slice of the documents per task. With
+    ``allowed_special`` only ``encode_batch`` knows the rules, and its lists are joined.
 
     Example:
         >>> ids, lengths = encode_documents(gpt2, ["hello world", "hi"], eot_id=50256)  # doctest: +SKIP
         >>> ids.tolist(), lengths.tolist()                                             # doctest: +SKIP
         ([31373, 995, 50256, 5303, 50256], [3, 2])
     """
-    lists = tokenizer.encode_batch(texts, num_threads=num_threads, allowed_special=allowed_special, disallowed_special=())
-    return join_ids(lists, eot_id)
+    threads = num_threads or os.cpu_count() or 1
+    if allowed_special:
+        lists = tokenizer.encode_batch(texts, num_threads=threads, allowed_special=allowed_special, disallowed_special=())
+        ids, lengths = join_ids(lists, eot_id)
+        return ids.astype(dtype, copy=False), lengths
+    flat = getattr(tokenizer, "encode_batch_to_array", None)
+    if flat is not None:
+        ids, offsets = flat(texts, num_threads=threads, dtype=dtype)
+        return with_eot(ids, np.asarray(offsets, dtype=np.int64), eot_id)
+    return _encode_on_pool(tokenizer, texts, eot_id, threads, dtype, pool)
+
+
+def with_eot(ids, offsets, eot_id):
+    """``(ids with eot_id after each document, lengths)`` from a flat array and its document
+    offsets (``len(texts) + 1`` of them, the last one ``len(ids)``)."""
+    lengths = np.diff(offsets)
+    if eot_id is None:
+        return ids, lengths
+    return np.insert(ids, offsets[1:], np.asarray(eot_id, dtype=ids.dtype)), lengths + 1
+
+
+# Tasks per thread in ``_encode_on_pool``: a few, so that a slice of long documents does not
+# leave the other threads idle at the end of a chunk.
+_TASKS_PER_THREAD = 4
+
+
+def _encode_on_pool(tokenizer, texts, eot_id, threads, dtype, pool):
+    """``encode_to_array`` per document (the engine releases the GIL), slices of documents of
+    about equal size on the threads; the arrays are joined once, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    parts = min(len(texts), threads * _TASKS_PER_THREAD)
+    if parts <= 1:
+        slices = [(0, len(texts))]
+    else:
+        cuts = np.searchsorted(np.cumsum(sizes), np.arange(1, parts) * (sizes.sum() / parts), side="right")
+        bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < len(texts))), len(texts)]
+        slices = list(zip(bounds, bounds[1:]))
+    eot = np.array([eot_id] if eot_id is not None else [], dtype=dtype)
+    encode = tokenizer.encode_to_array
+
+    def task(bounds):
+        arrays = []
+        for text in texts[bounds[0]:bounds[1]]:
+            arrays.append(encode(text, dtype=dtype))
+            if eot_id is not None:
+                arrays.append(eot)
+        return arrays
+
+    if pool is None or len(slices) == 1:
+        if len(slices) == 1:
+            results = [task(slices[0])]
+        else:
+            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bytepair-encode") as own:
+                results = list(own.map(task, slices))
+    else:
+        results = list(pool.map(task, slices))
+    arrays = [a for part in results for a in part]
+    ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
+    step = 2 if eot_id is not None else 1
+    lengths = np.fromiter((len(a) for a in arrays[::step]), dtype=np.int64, count=len(texts)) + (eot_id is not None)
+    return ids, lengths
 
 
 def join_ids(lists, eot_id=None):
@@ -357,10 +426,14 @@ def special_regex(tokens):
 
 
 class _Chunk:
+    """Documents gathered for one encode step, with what the metadata counts of each (typed
+    arrays: appending to them is as cheap as to lists, and numpy reads them without a copy)."""
+
     __slots__ = ("bytes", "characters", "ends", "read_bytes", "splits", "texts")
 
     def __init__(self):
-        self.texts, self.splits, self.characters, self.bytes, self.ends = [], [], [], [], []
+        self.texts = []
+        self.splits, self.characters, self.bytes, self.ends = array("b"), array("q"), array("q"), array("q")
         self.read_bytes = 0
 
 
@@ -373,6 +446,7 @@ class _Pipeline:
     def __init__(self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress):
         self.sources, self.read_options, self.chooser = sources, read_options, chooser
         self.tokenizer, self.allowed, self.eot_id, self.writers = tokenizer, allowed, eot_id, writers
+        self.dtype = next(iter(writers.values())).dtype.name  # "uint16" or "uint32", as the encoders take it
         self.threads, self.chunk_bytes, self.progress = threads, chunk_bytes, progress
         self.stats = ReadStats()
         self.documents = 0  # every document read, in every split, including those resumed
@@ -386,6 +460,7 @@ class _Pipeline:
         reader = threading.Thread(target=self._guard, args=(self._read, to_encode), name="bytepair-read", daemon=True)
         writer = threading.Thread(target=self._guard, args=(self._write, to_write), name="bytepair-write", daemon=True)
         bar = _progress_bar(self.progress)
+        pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="bytepair-encode")
         reader.start()
         writer.start()
         try:
@@ -393,10 +468,11 @@ class _Pipeline:
                 chunk = self._get(to_encode)
                 if chunk is _END:
                     break
-                lists = self.tokenizer.encode_batch(chunk.texts, num_threads=self.threads, allowed_special=self.allowed, disallowed_special=())
-                self._put(to_write, (chunk, lists))
+                ids, lengths = encode_documents(self.tokenizer, chunk.texts, eot_id=self.eot_id, allowed_special=self.allowed,
+                                                num_threads=self.threads, dtype=self.dtype, pool=pool)
+                self._put(to_write, (chunk, ids, lengths))
                 self.encoded_documents += len(chunk.texts)
-                self.encoded_tokens += sum(map(len, lists)) + (len(lists) if self.eot_id is not None else 0)
+                self.encoded_tokens += len(ids)
                 self.encoded_bytes += chunk.read_bytes
                 if bar is not None:
                     bar.update(chunk.read_bytes)
@@ -406,6 +482,7 @@ class _Pipeline:
             self._raise_errors()
         finally:
             self._stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
             reader.join()
             writer.join()
             if bar is not None:
@@ -452,6 +529,8 @@ class _Pipeline:
             for text in read_documents(source, stats=self.stats, **self.read_options):
                 split = chooser(self.documents)
                 self.documents += 1
+                # NOTE: a "<|" in text prefilter was tried: slower than the regex module's own
+                # literal search (0.023 s against 0.009 s for 20 MB of WikiText-2).
                 if finder is not None and finder.search(text):
                     for token in finder.findall(text):
                         counts[token] = counts.get(token, 0) + 1
@@ -478,8 +557,7 @@ class _Pipeline:
             item = self._get(channel)
             if item is _END:
                 return
-            chunk, lists = item
-            ids, lengths = join_ids(lists, self.eot_id)
+            chunk, ids, lengths = item
             write_documents(self.writers, ids, lengths, chunk.splits, chunk.characters, chunk.bytes, chunk.ends)
 
 

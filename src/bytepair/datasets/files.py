@@ -1,64 +1,25 @@
-"""Writing outputs so that an interrupted run leaves no half-written file.
+"""Writing whole output folders so that an interrupted run leaves the old folder or the new one.
 
-Every output is first written under a temporary name in its own folder (so the final
-``os.replace`` is an atomic rename on the same file system), and renamed into place only when
-every file of the run is complete. Single files use ``bytepair._io.write_atomic``; this is its
-many-files form, with the same staging names and permissions. It does not know any file format.
+A run that writes a folder (``prepare``, ``encode-corpus``) builds it in a hidden sibling
+(``sibling``), holding the folder's lock for the whole run (``FolderLock``), and puts it in
+place in one step at the end (``switch_folder``); the next run removes what a killed one left
+(``remove_stale``). ``sigterm_as_interrupt`` makes SIGTERM run the same cleanup as Ctrl-C, and
+``held_interrupts`` keeps both out of the switch itself. Single files use
+``bytepair._io.write_atomic``. This module does not know any file format.
 
 Example:
-    >>> with StagedFiles() as staged:                      # doctest: +SKIP
-    ...     staged.new("out/train.bin").write_bytes(b"...")
-    ...     staged.commit(remove_first=["out/meta.json"])
+    >>> with FolderLock("out"), sigterm_as_interrupt():         # doctest: +SKIP
+    ...     remove_stale("out")
+    ...     staging = sibling("out", "partial")
+    ...     write_everything(staging)
+    ...     with held_interrupts():
+    ...         switch_folder(staging, "out")
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-from .._io import commit, staging_path
-
-
-class StagedFiles:
-    """Temporary files beside their targets, renamed into place together by ``commit``.
-
-    On an exception inside the ``with`` block, or if ``commit`` is never called, every
-    temporary file is removed and the targets are left as they were.
-    """
-
-    def __init__(self):
-        self._staged = []  # (temporary path, final path), in commit order
-
-    def new(self, final):
-        """A fresh temporary path for ``final`` (its folder is created)."""
-        final = Path(final)
-        temporary = staging_path(final)
-        self._staged.append((temporary, final))
-        return temporary
-
-    def commit(self, *, remove_first=()):
-        """Remove ``remove_first`` (e.g. old ``meta.json`` files), then rename every file in the
-        order it was staged; stage the file that marks a folder complete last.
-        """
-        for path in remove_first:
-            Path(path).unlink(missing_ok=True)
-        for temporary, final in self._staged:
-            commit(temporary, final)
-        self._staged = []
-
-    def discard(self):
-        for temporary, _ in self._staged:
-            temporary.unlink(missing_ok=True)
-        self._staged = []
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc_info):
-        self.discard()
-        return False
-
-
 
 # -- whole output folders --------------------------------------------------------------------
 #
@@ -209,4 +170,31 @@ class sigterm_as_interrupt:
 
         if self._previous is not None:
             signal.signal(signal.SIGTERM, self._previous)
+        return False
+
+
+class held_interrupts:
+    """``with held_interrupts():`` Ctrl-C and SIGTERM that arrive inside the block wait for its
+    end, then raise ``KeyboardInterrupt`` (for a few renames that must not be cut in two).
+    Only in the main thread; elsewhere it does nothing. SIGKILL cannot be held: that case is
+    ``switch_folder``'s and ``remove_stale``'s.
+    """
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self._previous, self._received = {}, []
+        if threading.current_thread() is threading.main_thread():
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                self._previous[signum] = signal.signal(signum, lambda number, frame: self._received.append(number))
+        return self
+
+    def __exit__(self, exc_type, *rest):
+        import signal
+
+        for signum, previous in self._previous.items():
+            signal.signal(signum, previous)
+        if self._received and exc_type is None:
+            raise KeyboardInterrupt(*(["terminated"] if signal.SIGTERM in self._received else []))
         return False

@@ -112,7 +112,7 @@ def _add_compare(commands):
         description="Train a character-level and a BPE GPT on PREPARED (encoded_char/ and encoded_bpe/) "
                     "for the same number of training characters and compare bits per character.",
     )
-    parser.add_argument("prepared", metavar="PREPARED", help="output folder of `bytepair prepare`")
+    parser.add_argument("prepared", metavar="PREPARED", help="output folder of `bytepair prepare --char-baseline`")
     parser.add_argument("--out", default="checkpoints", help="folder for char/, bpe/ and comparison.{json,txt,png}")
     parser.add_argument("--characters", type=characters, default=1_000_000,
                         help="training characters for each model")

@@ -168,8 +168,8 @@ def compare(prepared_dir, out_dir="checkpoints", *, characters=1_000_000, batch_
             overwrite=False, progress=None) -> Comparison:
     """Train a char and a BPE model on ``prepared_dir`` for the same training characters.
 
-    ``prepared_dir`` is the output of ``bytepair prepare`` (``encoded_char/`` and
-    ``encoded_bpe/``). Checkpoints go to ``out_dir/char/`` and ``out_dir/bpe/``, the report to
+    ``prepared_dir`` is the output of ``bytepair prepare --char-baseline`` (``encoded_char/``
+    and ``encoded_bpe/``). Checkpoints go to ``out_dir/char/`` and ``out_dir/bpe/``, the report to
     ``out_dir/comparison.{json,txt,png}``. ``eval_points``: validation points on each learning
     curve; ``eval_characters``: validation and test characters evaluated (``None``: all).
 
@@ -183,6 +183,7 @@ def compare(prepared_dir, out_dir="checkpoints", *, characters=1_000_000, batch_
     figure_class = _matplotlib_figure()  # fail before minutes of training, not after
     device = resolve_device(device)
     out_dir = Path(out_dir)
+    _check_prepared(Path(prepared_dir))
     datasets = {name: load_encoded(Path(prepared_dir) / f"encoded_{name}") for name in MODELS}
     _check_same_text(datasets)
     spans = {split: _spans(datasets, split, eval_characters) for split in ("val", "test")}
@@ -210,6 +211,16 @@ def _check_budget(characters, eval_points):
     for name, value in (("characters", characters), ("eval_points", eval_points)):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise GPTSettingError(f"{name}={value!r} must be a positive integer")
+
+
+def _check_prepared(folder: Path):
+    """Both encodings are there; ``encoded_char/`` is written only with ``--char-baseline``."""
+    if not (folder / "encoded_bpe" / "meta.json").is_file():
+        raise PreparedDataError(f"{str(folder)!r} has no encoded_bpe/meta.json; pass the output folder of "
+                                "`bytepair prepare ... --char-baseline`")
+    if not (folder / "encoded_char" / "meta.json").is_file():
+        raise PreparedDataError(f"{str(folder)!r} has no character baseline (encoded_char/); run `bytepair prepare` "
+                                "again with --char-baseline, which writes it beside encoded_bpe/")
 
 
 def _check_same_text(datasets):

@@ -109,10 +109,12 @@ class EncodedData:
 
 
 def load_tokenizer(path):
-    """``Tokenizer.load``, imported on first use so that this module loads quickly."""
-    from bytepair.tokenizer import Tokenizer
+    """``bytepair.load`` of a file (bytepair's own, a ``.tiktoken`` file or an HF
+    ``tokenizer.json``: ``prepare --tokenizer`` writes another library's vocabulary in its own
+    format), imported on first use so that this module loads quickly."""
+    import bytepair
 
-    return Tokenizer.load(path)
+    return bytepair.load(Path(path))
 
 
 def load_encoded(folder) -> EncodedData:
@@ -138,8 +140,8 @@ def _read_meta(folder: Path) -> dict:
     if not path.is_file():
         hint = ""
         if (folder / "encoded_bpe" / "meta.json").is_file():
-            bpe, char = str(folder / "encoded_bpe"), str(folder / "encoded_char")
-            hint = f" (it looks like the output of `bytepair prepare`: pass {bpe!r} or {char!r})"
+            shown = [str(folder / f"encoded_{kind}") for kind in ("bpe", "char") if (folder / f"encoded_{kind}" / "meta.json").is_file()]
+            hint = f" (it looks like the output of `bytepair prepare`: pass {' or '.join(map(repr, shown))})"
         raise PreparedDataError(
             f"{str(folder)!r} has no meta.json{hint}; pass a folder written by `bytepair prepare`"
         )
