@@ -10,7 +10,7 @@ It does not write ``.model`` files.
 Example:
     >>> tok = load_sentencepiece("tokenizer.model.v1")  # doctest: +SKIP
     >>> tok.encode("Hello world")  # doctest: +SKIP
-    [23325, 1526]
+    [22557, 1526]
 """
 
 from __future__ import annotations
