@@ -76,6 +76,9 @@ class Tokenizer:
     tokens), then special tokens.
     """
 
+    # The model kinds this class composes; a subclass for another kind names its own.
+    _model_types: tuple[type, ...] = (MergeModel, RankModel)
+
     def __init__(
         self,
         model: Model | None = None,
@@ -95,7 +98,7 @@ class Tokenizer:
             if mode not in MODES:
                 raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
             model = MergeModel(mode=mode, merges=merges, base_tokens=base_tokens, byte_fallback=byte_fallback)
-        elif not isinstance(model, (MergeModel, RankModel)):
+        elif not isinstance(model, self._model_types):
             raise TypeError(f"model must be a MergeModel or a RankModel, not {type(model).__name__}")
         elif mode is not None or merges or base_tokens is not None or byte_fallback:
             raise TypeError("give either a model or mode/merges/base_tokens/byte_fallback, not both")

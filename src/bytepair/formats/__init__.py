@@ -1,5 +1,6 @@
-"""Other libraries' vocabularies: load GPT-2, r50k/p50k, cl100k, o200k, Llama 3 and GPT-4o
-byte-exact, and export tokenizers trained here to tiktoken and Hugging Face files.
+"""Other libraries' vocabularies: load GPT-2, r50k/p50k, cl100k, o200k, Llama 3, GPT-4o,
+SentencePiece BPE models (Mistral 7B, Llama 2) and Mistral's tekken files byte-exact, and
+export tokenizers trained here to tiktoken and Hugging Face files.
 
 ``load(name, path=...)`` finds a vocabulary by name in a local file or folder, or downloads the
 published file once into a cache (tiktoken's files, checked against tiktoken's hashes). A folder
@@ -8,6 +9,8 @@ may hold any of::
     <name>.tiktoken                  tiktoken rank files (gpt2.tiktoken, cl100k_base.tiktoken ...)
     gpt2/encoder.json, gpt2/vocab.bpe GPT-2's original files
     hf/<name>/tokenizer.json         Hugging Face files (llama3, gpt4o ...)
+    mistral/tokenizer.model.v1       SentencePiece BPE models (mistral; any *.model by path)
+    mistral/tekken_240911.json       Mistral's tekken files (tekken)
 
 The loaded tokenizer encodes with that library's own rule (tiktoken: whole piece first, then
 lowest rank of the concatenation; HF: lowest merge rank), so its ids are the library's ids.
@@ -35,6 +38,8 @@ from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
 from .huggingface import load_huggingface, tokenizer_from_json
+from .sentencepiece import load_sentencepiece
+from .tekken import is_tekken, load_tekken, tokenizer_from_tekken
 from .tiktoken_files import (
     ENCODINGS,
     gc_paused,
@@ -45,10 +50,16 @@ from .tiktoken_files import (
 
 # Published Hugging Face files: no download (Llama 3's is gated), so a path is needed.
 HF_VOCABULARIES = ("llama3", "gpt4o")
+# Mistral's files (a path is needed too): name -> file names in a folder, best first.
+MISTRAL_VOCABULARIES = {
+    "mistral": ("mistral/tokenizer.model.v1", "tokenizer.model.v1", "tokenizer.model"),
+    "mistral-v3": ("mistral/mistral_instruct_tokenizer_240323.model.v3", "mistral_instruct_tokenizer_240323.model.v3"),
+    "tekken": ("mistral/tekken_240911.json", "tekken_240911.json", "tekken.json"),
+}
 # gpt2 has the same ranks as r50k_base (tiktoken builds it from encoder.json + vocab.bpe).
 TIKTOKEN_VOCABULARIES = {"gpt2": "r50k_base", **{name: name for name in ENCODINGS}}
 ALIASES = {"r50k": "r50k_base", "p50k": "p50k_base", "cl100k": "cl100k_base", "o200k": "o200k_base"}
-KNOWN = (*TIKTOKEN_VOCABULARIES, *HF_VOCABULARIES)
+KNOWN = (*TIKTOKEN_VOCABULARIES, *HF_VOCABULARIES, *MISTRAL_VOCABULARIES)
 
 
 def load(
@@ -61,10 +72,10 @@ def load(
     """Load a vocabulary by name, from ``path`` (a file or a folder) or the download cache.
 
     - ``name``: one of ``KNOWN`` ("gpt2", "r50k_base", "p50k_base", "cl100k_base",
-      "o200k_base", "llama3", "gpt4o"; aliases "cl100k", "o200k", ...) or a path to a file
-      or folder.
-    - ``path``: a file (``.tiktoken``, ``tokenizer.json``, GPT-2's ``encoder.json``) or a
-      folder laid out as in this module's docstring; default ``$BYTEPAIR_VOCAB_DIR``, then
+      "o200k_base", "llama3", "gpt4o", "mistral" (Mistral 7B's SentencePiece model),
+      "mistral-v3", "tekken"; aliases "cl100k", "o200k", ...) or a path to a file or folder.
+    - ``path``: a file (``.tiktoken``, ``tokenizer.json``, a tekken ``.json``, a SentencePiece
+      ``.model``, GPT-2's ``encoder.json``) or a folder laid out as in this module's docstring; default ``$BYTEPAIR_VOCAB_DIR``, then
       the cache, downloading tiktoken's files when missing. A local rank file loaded under a
       published name must be that name's published file (same SHA-256).
     - ``cache_dir`` / ``base_url``: see ``download.py``.
@@ -92,10 +103,10 @@ def load(
 
 
 def _download(name, cache_dir, base_url):
-    if name in HF_VOCABULARIES:
+    if name in HF_VOCABULARIES or name in MISTRAL_VOCABULARIES:
         raise FormatError(
-            f"{name!r} is not downloaded automatically; pass path= to its tokenizer.json (or a "
-            f"folder holding hf/{name}/tokenizer.json), or set BYTEPAIR_VOCAB_DIR"
+            f"{name!r} is not downloaded automatically; pass path= to its file (or a folder holding "
+            f"{_candidates(name)[0]}), or set BYTEPAIR_VOCAB_DIR"
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[name]]
     file = vocabulary_file(encoding, cache_dir=cache_dir, base_url=base_url, name=name)
@@ -104,6 +115,8 @@ def _download(name, cache_dir, base_url):
 
 def _candidates(name):
     """Relative paths in a vocabulary folder that can hold ``name``, best first."""
+    if name in MISTRAL_VOCABULARIES:
+        return list(MISTRAL_VOCABULARIES[name])
     if name in TIKTOKEN_VOCABULARIES:
         found = [f"{name}.tiktoken", f"{TIKTOKEN_VOCABULARIES[name]}.tiktoken"]
         if TIKTOKEN_VOCABULARIES[name] == "r50k_base":
@@ -134,13 +147,18 @@ def _load_path(path, name):
 
 
 def _load_file(path, name):
+    if ".model" in path.suffixes or path.suffix == ".model":
+        return load_sentencepiece(path, name=name)
     if path.suffix == ".tiktoken":
         return _tiktoken(path, name)
     if path.name in ("encoder.json", "vocab.bpe"):
         return load_gpt2_files(path.parent / "encoder.json", path.parent / "vocab.bpe", name=name or "gpt2")
     if path.suffix == ".json":
         return _json_file(path, name)
-    raise FormatError(f"{path}: unknown vocabulary format; expected a .tiktoken file, a tokenizer.json or GPT-2's encoder.json")
+    raise FormatError(
+        f"{path}: unknown vocabulary format; expected a .tiktoken file, a tokenizer.json, a tekken .json, "
+        "a SentencePiece .model or GPT-2's encoder.json"
+    )
 
 
 def _tiktoken(path, name):
@@ -178,9 +196,14 @@ def _json_file(path, name):
         data = parse_json(text, str(path), FormatError)
         if isinstance(data, dict) and "model" in data:
             return tokenizer_from_json(data, where=str(path), name=name or path.parent.name)
+        if is_tekken(data):
+            return tokenizer_from_tekken(data, where=str(path), name=name or path.stem)
     if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
         return Tokenizer.from_dict(data, where=str(path))
     raise FormatError(f"{path}: neither a Hugging Face tokenizer.json (no 'model') nor a bytepair tokenizer")
 
 
-__all__ = ["KNOWN", "load", "load_gpt2_files", "load_huggingface", "load_tiktoken", "to_huggingface", "to_tiktoken"]
+__all__ = [
+    "KNOWN", "load", "load_gpt2_files", "load_huggingface", "load_sentencepiece", "load_tekken", "load_tiktoken",
+    "to_huggingface", "to_tiktoken",
+]

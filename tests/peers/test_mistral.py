@@ -1,0 +1,201 @@
+"""Mistral's vocabularies give their own libraries' ids: SentencePiece BPE ``.model`` files
+against ``sentencepiece``, the tekken file against a ``tiktoken.Encoding`` built as
+``mistral_common``'s ``Tekkenizer`` builds it (first ``default_vocab_size - k`` ranks, the
+file's pattern, ids shifted by ``k`` special tokens), and ``Tekkenizer`` itself when
+``mistral_common`` is installed.
+
+Files: ``$BYTEPAIR_DATA/vocab/mistral/``. Texts: WikiText-2 validation, the Python docs and the
+UDHR in 460 languages (a slice in the data tier, whole in ``slow``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import pytest
+
+import bytepair
+from datafiles import data_file
+
+spm = pytest.importorskip("sentencepiece")
+tiktoken = pytest.importorskip("tiktoken")
+
+pytestmark = [pytest.mark.peers, pytest.mark.data]
+
+SP_MODELS = ["tokenizer.model.v1", "mistral_instruct_tokenizer_240323.model.v3"]
+NAMED_STRINGS = {
+    "empty": "",
+    "one space": " ",
+    "hello": "Hello world",
+    "leading spaces": "   indented  twice   ",
+    "newlines and tabs": "a\nb\r\n\tc\n\n\n  d",
+    "cjk": "人人生而自由，在尊严和权利上一律平等。",
+    "emoji": "hi 😀😀 👍🏽 👨‍👩‍👧 ok",
+    "rare script": "ᏣᎳᎩ ᎦᏬᏂᎯᏍᏗ ᐃᓄᒃᑎᑐᑦ",
+    "code": "def f(x):\n    return x**2  # square\n\n\nprint(f(3))\r\n",
+    "control look-alikes": "[INST] <s> </s> [REFERENCE_DOC_1] [/INST]",
+    "digits": "1 12 123 1234 3.14159 ١٢٣",
+    "long run": "a" * 3000 + " " * 500 + "▁▁x",
+}
+
+
+@pytest.fixture(scope="module", params=SP_MODELS)
+def sp_pair(request):
+    path = data_file("vocab", "mistral", request.param)
+    return bytepair.load(path), spm.SentencePieceProcessor(model_file=str(path))
+
+
+@pytest.fixture(scope="module")
+def tekken_pair():
+    path = data_file("vocab", "mistral", "tekken_240911.json")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    config = data["config"]
+    k = config["default_num_special_tokens"]
+    inner = config["default_vocab_size"] - k
+    ranks = {base64.b64decode(entry["token_bytes"]): entry["rank"] for entry in data["vocab"][:inner]}
+    encoding = tiktoken.Encoding("tekken", pat_str=config["pattern"], mergeable_ranks=ranks, special_tokens={})
+    return bytepair.load("tekken", path=path), encoding, k
+
+
+def tekken_ids(encoding, k, text):
+    return [i + k for i in encoding.encode_ordinary(text)]
+
+
+def corpus_texts(which, limit=None):
+    if which == "udhr":
+        files = sorted(data_file("multilingual", "udhr").glob("*.txt"))
+        return [(f.stem, f.read_text(encoding="utf-8")[:limit]) for f in files]
+    path = {"wikitext": ("wikitext-2", "valid.txt"), "pydocs": ("english", "python-3.11-docs.txt")}[which]
+    return [(which, data_file(*path).read_text(encoding="utf-8")[:limit])]
+
+
+# -- SentencePiece .model files -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(NAMED_STRINGS))
+def test_sentencepiece_named_strings(sp_pair, name):
+    tok, sp = sp_pair
+    text = NAMED_STRINGS[name]
+    ids = tok.encode_ordinary(text)
+    assert ids == sp.encode(text)
+    assert tok.decode(ids) == sp.decode(ids)
+    assert tok.model.reference.encode(text) == ids  # the oracle agrees with the engine path
+
+
+def test_sentencepiece_wikitext_slice(sp_pair):
+    tok, sp = sp_pair
+    (_, text), = corpus_texts("wikitext", 200_000)
+    ids = tok.encode_ordinary(text)
+    assert ids == sp.encode(text)
+    assert tok.decode(ids) == sp.decode(ids)
+    lines = text.splitlines()[:300]
+    assert tok.encode_batch(lines, num_threads=2) == sp.encode(lines)
+
+
+def test_sentencepiece_udhr_slices(sp_pair):
+    tok, sp = sp_pair
+    for name, text in corpus_texts("udhr", 400):
+        assert tok.encode_ordinary(text) == sp.encode(text), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["wikitext", "pydocs", "udhr"])
+def test_sentencepiece_whole_corpora(sp_pair, which):
+    tok, sp = sp_pair
+    for name, text in corpus_texts(which):
+        ids = tok.encode_ordinary(text)
+        assert ids == sp.encode(text), name
+        assert tok.decode(ids) == sp.decode(ids), name
+
+
+def test_sentencepiece_decodes_what_sentencepiece_decodes(sp_pair):
+    tok, sp = sp_pair
+    cases = [
+        [sp.piece_to_id("▁Hello")],  # the dummy prefix is dropped
+        [1, sp.piece_to_id("▁Hello"), 2],  # control pieces are invisible, the rule still applies
+        [sp.piece_to_id("<0xE2>"), sp.piece_to_id("<0x96>")],  # a truncated character: one U+FFFD per byte
+        [sp.piece_to_id("<0x0A>"), sp.piece_to_id("▁Hello")],  # text before: the space stays
+        [0, sp.piece_to_id("▁a")],  # <unk> shows as ' ⁇ '
+    ]
+    for ids in cases:
+        assert tok.decode(ids) == sp.decode(ids), ids
+
+
+def test_control_pieces_are_special_tokens(sp_pair):
+    tok, sp = sp_pair
+    for piece, token_id in tok.special_tokens.items():
+        assert sp.piece_to_id(piece) == token_id and sp.is_control(token_id)
+    ids = tok.encode("<s>Hello</s>", allowed_special="all")
+    assert ids == [1, *sp.encode("Hello"), 2]
+    with pytest.raises(bytepair.errors.DisallowedSpecialTokenError):
+        tok.encode("<s>")
+    assert tok.encode_ordinary("<s>") == sp.encode("<s>")
+
+
+def test_v3_user_defined_pieces_stay_whole():
+    path = data_file("vocab", "mistral", SP_MODELS[1])
+    tok, sp = bytepair.load(path), spm.SentencePieceProcessor(model_file=str(path))
+    text = "see [REFERENCE_DOC_1] and[REFERENCE_DOC_12]x [REFERENCE_DOC_"
+    assert tok.encode_ordinary(text) == sp.encode(text)
+    assert tok.model.reference.encode(text) == sp.encode(text)
+
+
+# -- tekken ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(NAMED_STRINGS))
+def test_tekken_named_strings(tekken_pair, name):
+    tok, encoding, k = tekken_pair
+    text = NAMED_STRINGS[name]
+    ids = tok.encode_ordinary(text)
+    assert ids == tekken_ids(encoding, k, text)
+    assert tok.decode(ids) == encoding.decode([i - k for i in ids])
+
+
+def test_tekken_corpus_slices(tekken_pair):
+    tok, encoding, k = tekken_pair
+    for name, text in corpus_texts("wikitext", 200_000) + corpus_texts("udhr", 400):
+        assert tok.encode_ordinary(text) == tekken_ids(encoding, k, text), name
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which", ["wikitext", "pydocs", "udhr"])
+def test_tekken_whole_corpora(tekken_pair, which):
+    tok, encoding, k = tekken_pair
+    for name, text in corpus_texts(which):
+        ids = tok.encode_ordinary(text)
+        assert ids == tekken_ids(encoding, k, text), name
+        assert tok.decode(ids) == encoding.decode([i - k for i in ids]), name
+
+
+def test_tekken_special_tokens_at_mistral_ids(tekken_pair):
+    tok, _, k = tekken_pair
+    assert len(tok.special_tokens) == k == 1000
+    # mistral_common's built-in list for files that carry none (Tekkenizer.DEPRECATED_SPECIAL_TOKENS)
+    expected = {"<unk>": 0, "<s>": 1, "</s>": 2, "[INST]": 3, "[/INST]": 4, "[TOOL_CALLS]": 9, "<pad>": 11, "<SPECIAL_999>": 999}
+    assert {t: tok.special_tokens[t] for t in expected} == expected
+    ids = tok.encode("<s>[INST] Hi[/INST]", allowed_special="all")
+    assert ids[:2] == [1, 3] and ids[-1] == 4
+
+
+def test_tekken_against_mistral_common(tekken_pair):
+    tekken_module = pytest.importorskip("mistral_common.tokens.tokenizers.tekken")
+    tok, _, _ = tekken_pair
+    reference = tekken_module.Tekkenizer.from_file(str(data_file("vocab", "mistral", "tekken_240911.json")))
+    for name, text in [*NAMED_STRINGS.items(), *corpus_texts("udhr", 400)[:50]]:
+        assert tok.encode_ordinary(text) == reference.encode(text, bos=False, eos=False), name
+    for token in ("<s>", "[INST]", "[/INST]", "[IMG]", "<SPECIAL_500>"):
+        assert tok.special_tokens[token] == reference.get_special_token(token)
+
+
+def test_compare_shows_the_three_families(tmp_path, capsys):
+    from bytepair.cli import main
+
+    paragraph = tmp_path / "paragraph.txt"
+    paragraph.write_text("Todos los seres humanos nacen libres. Все люди рождаются свободными. 人人生而自由。", encoding="utf-8")
+    vocab = data_file("vocab")
+    assert main(["compare", str(paragraph), "-t", "llama3", "-t", "cl100k_base", "-t", "mistral", "-t", "tekken", "--vocab-dir", str(vocab), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert [t["label"] for t in report["tokenizers"]] == ["llama3", "cl100k_base", "mistral", "tekken"]
+    assert all(r["tokens"] > 0 for r in report["texts"][0]["results"].values())
