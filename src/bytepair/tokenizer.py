@@ -130,6 +130,7 @@ class Tokenizer:
         self._decode_table = list(token_bytes) + [None] * (size - len(token_bytes))
         for token, token_id in self._special_tokens.items():
             self._decode_table[token_id] = token.encode("utf-8")
+        self._decoder = _engine.Decoder(self._decode_table)
         self._fingerprint = None  # computed on first use, then kept
         self._build_engine()
 
@@ -382,13 +383,30 @@ class Tokenizer:
     # -- decoding ------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int] | np.ndarray) -> bytes:
-        """Ids to the exact bytes they stand for (no UTF-8 decoding)."""
-        table = self._decode_table
+        """Ids to the exact bytes they stand for (no UTF-8 decoding).
+
+        ``ids``: a list or tuple of ints (numpy integers too), a 1-D numpy integer array, or
+        any iterable of ints; anything else, or an id with no token, raises ``TokenIdError``
+        naming the id and its position.
+        """
+        data = self._decoder.decode_bytes(ids)
+        return self._decode_checked(ids) if data is None else data
+
+    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
+        """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
+        ``errors="strict"`` raises ``UnicodeDecodeError``.
+        """
+        data = self._decoder.decode_bytes(ids)
+        return (self._decode_checked(ids) if data is None else data).decode("utf-8", errors=errors)
+
+    def _decode_checked(self, ids):
+        # The engine decodes lists, tuples and arrays of valid ids; everything else comes here,
+        # for the checks (and the errors) of bytepair/ids.py, or to be made a list of ints.
         ids = self._checked_ids(ids)
-        try:
-            return b"".join([table[i] for i in ids])
-        except (TypeError, IndexError):
-            pass
+        data = self._decoder.decode_bytes(ids)
+        if data is not None:
+            return data
+        table = self._decode_table
         for position, token_id in enumerate(ids):
             if not 0 <= token_id < len(table) or table[token_id] is None:
                 raise TokenIdError(
@@ -396,12 +414,6 @@ class Tokenizer:
                     f"(ids run from 0 to {len(table) - 1}{self._holes_note()})"
                 )
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
-        """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
-        ``errors="strict"`` raises ``UnicodeDecodeError``.
-        """
-        return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token id (special tokens: their UTF-8 string)."""
