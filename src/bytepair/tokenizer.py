@@ -326,6 +326,43 @@ class Tokenizer:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
+    def encode_batch_to_array(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        dtype: Any = None,
+        allowed_special: AbstractSet[str] | str = frozenset(),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``encode_batch(texts)`` as one flat id array and where each text starts in it:
+        ``(ids, offsets)``, text k's ids being ``ids[offsets[k]:offsets[k + 1]]`` (``offsets`` is
+        int64, ``len(texts) + 1`` items). ``dtype``: as ``encode_to_array`` (default
+        ``array_dtype``). The same rules as ``encode_batch``; ordinary text under a named pattern
+        (or none) goes from the threads straight into the array, without Python ints.
+
+        Example:
+            >>> ids, offsets = tok.encode_batch_to_array(["aaabd", "d"])  # doctest: +SKIP
+            >>> ids[offsets[0]:offsets[1]].tolist(), offsets.tolist()  # doctest: +SKIP
+            ([5, 1, 3], [0, 3, 4])
+        """
+        threads = check_num_threads(num_threads)
+        dtype = np.dtype(dtype or self.array_dtype)
+        if dtype.name not in ("uint16", "uint32"):
+            raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
+        if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
+            raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
+        texts = [self._normalized(t) for t in texts]
+        allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
+        for text in texts:
+            check_disallowed(text, disallowed)
+        if allowed or self._regex_pattern is not None:
+            lists = [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
+            offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+            np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+            return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets
+        return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+
     def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``."""
         dtype = dtype or self.array_dtype
