@@ -7,7 +7,7 @@ its own reference, on the same corpus, vocabulary size and pattern, in one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``pathological``, ``seed``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pathological``, ``seed``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -47,7 +47,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "pathological", "seed", "scaling")
+SECTIONS = ("train", "encode", "decode", "pathological", "seed", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -64,6 +64,7 @@ FULL = dict(
     timeout=300,
     pathological_timeout=60,
     short_call_runs=5,
+    decode_short_calls=20_000,
 )
 # --quick: the same code paths on small slices, about a minute.
 QUICK = dict(
@@ -78,6 +79,7 @@ QUICK = dict(
     timeout=60,
     pathological_timeout=20,
     short_call_runs=1,
+    decode_short_calls=2_000,
 )
 # On every machine: what train and encode use when the data folder is missing.
 FALLBACK_CORPUS = "stdlib-code"
@@ -203,6 +205,7 @@ class Bench:
         self.plan = plan
         self.rows = []
         self.families = None  # the encoders, built once (see _families)
+        self.decoders = {}  # published vocabulary -> {library: tokenizer} (see section_decode)
         self._memo = {}
         self.repeat_pass = 0  # passes after the first re-run only the short calls
         self._passes = {}
@@ -487,6 +490,54 @@ def section_encode(bench, peers):
         _pre_tokenize(bench, corpus, families)
 
 
+# Ids in a short decode call: a sentence or two, what a sampling loop or a viewer decodes.
+SHORT_DECODE_IDS = 40
+
+
+def _decode_summary(ids, calls):
+    def summarize(text):
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return {"tokens": ids * calls, "calls": calls, "_digest": digest}
+
+    return summarize
+
+
+def section_decode(bench, peers):
+    """Every decoder of each published vocabulary on the ids of WikiText-2 train (cl100k: 2.5 M),
+    from a list and from a numpy uint32 array, and on 40 of those ids (timed over many calls,
+    each row's seconds being all of them). The ids are bytepair's, equal to tiktoken's (the
+    encode section checks it); the decoded text must be the same in every library.
+    """
+    import numpy as np
+
+    corpus = _available(bench, ["wikitext-train"])[0]
+    calls = bench.plan["decode_short_calls"]
+    for name in bench.args.published:
+        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+        if not path.is_file():
+            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+            continue
+        decoders = bench.decoders.get(name)
+        if decoders is None:
+            decoders = bench.decoders[name] = adapters.published_tokenizers(name, path)
+        family = name.replace("_base", "")
+        ids = decoders["bytepair"].encode_ordinary(corpus.text)
+        middle = len(ids) // 2
+        short = ids[middle : middle + SHORT_DECODE_IDS]
+        inputs = [("list", ids, 1), ("numpy array", np.array(ids, dtype=np.uint32), 1),
+                  (f"{len(short)}-id list", short, calls), (f"{len(short)}-id array", np.array(short, dtype=np.uint32), calls)]
+        for mode, payload, repeat in inputs:
+            nbytes = len(decoders["bytepair"].decode_bytes(payload)) * repeat
+            for library, decoder in decoders.items():
+                def work(library=library, decoder=decoder, payload=payload, repeat=repeat):
+                    for _ in range(repeat - 1):
+                        adapters.decode_ids(library, decoder, payload)
+                    return adapters.decode_ids(library, decoder, payload)
+
+                bench.measure("decode", library, corpus.name, family, mode, nbytes, work, _decode_summary(len(payload), repeat),
+                              versus=None if library == "bytepair" else "bytepair", threads=1)
+
+
 def section_pathological(bench, peers):
     """cl100k on a run of one character and on random Latin-1 text at growing sizes, and on
     prose of the smallest size: time should grow linearly."""
@@ -632,6 +683,20 @@ ENCODE_HEADER = ["library", "corpus", "vocabulary", "mode", "MB", "seconds", "MB
                  "same ids", "peer/ours"]
 
 
+DECODE_HEADER = ["library", "corpus", "vocabulary", "input", "ids", "calls", "seconds", "M ids/s", "µs per call",
+                 "same text", "peer/ours"]
+
+
+def _decode_cells(bench, row):
+    twin = _twin(bench, row)
+    calls = row.facts.get("calls", 1)
+    seconds = f"{row.seconds:.3f}" if row.seconds is not None else row.status
+    rate = f"{row.tokens / row.seconds / 1e6:.1f}" if row.seconds and row.tokens else "-"
+    per_call = f"{row.seconds / calls * 1e6:,.1f}" if row.seconds else "-"
+    return [row.library, row.corpus, str(row.vocab), row.mode, f"{row.tokens // calls:,}" if row.tokens else "-",
+            f"{calls:,}", seconds, rate, per_call, _same_text(row, twin), _ratio_text(row, twin)]
+
+
 def print_section(bench, section):
     rows = [r for r in bench.rows if r.section == section]
     if not rows:
@@ -639,6 +704,10 @@ def print_section(bench, section):
     print(f"\n== {section} ==")
     if section == "seed":
         _print_seed(bench, rows)
+        return
+    if section == "decode":
+        for line in format_table(DECODE_HEADER, [_decode_cells(bench, r) for r in rows]):
+            print(line)
         return
     for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
         chosen = [r for r in rows if (r.mode == "train") == (kind == "train")]
@@ -733,6 +802,18 @@ def _encoding_targets(bench):
     return lines
 
 
+def _decoding_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section == "decode" and row.library == "tiktoken" and row.seconds:
+            ours = _twin(bench, row)
+            if ours and ours.seconds:
+                ratio = row.seconds / ours.seconds
+                wanted = 1.0 if row.facts.get("calls", 1) > 1 else 1.5
+                lines.append(f"decoding ≥{wanted:g}× tiktoken, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
+    return lines
+
+
 def _linearity_targets(bench):
     lines = []
     for kind in ("'x' run", "random latin-1"):
@@ -748,7 +829,7 @@ def _linearity_targets(bench):
 def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
-    return _training_targets(bench) + _encoding_targets(bench) + _linearity_targets(bench)
+    return _training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _linearity_targets(bench)
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -7,7 +7,7 @@
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
-from libc.stdint cimport uint16_t, uint32_t, uint64_t
+from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
 from libc.string cimport memcpy, memset
 from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
@@ -34,6 +34,8 @@ cdef extern from "engine/encoder.hpp":
     void _encode_batch "bp::encode_batch"(EncoderCore& core, const vector[TextRef]& texts,
                                           int threads, vector[vector[uint32_t]]& outs,
                                           vector[uint32_t]& unknown) except + nogil
+    cbool _concat_ids "bp::concat_ids"[T](const vector[vector[uint32_t]]& outs, T* out, int64_t* offsets,
+                                          uint32_t& bad) nogil
     cbool _has_surrogates "bp::has_surrogates"(int kind, const void* data, size_t n) nogil
     size_t _idle_cache_bytes "bp::idle_cache_bytes.load"() nogil
     size_t _set_idle_cache_budget "bp::set_idle_cache_budget"(size_t budget) nogil
@@ -264,9 +266,16 @@ cdef class Encoder:
         """
         cdef vector[TextRef] refs
         cdef vector[vector[uint32_t]] outs
-        cdef vector[uint32_t] unknown
         cdef int threads
         texts = [_checked_text(text) for text in texts]
+        threads = self._run_batch(texts, num_threads, refs, outs)
+        return _batch_lists(outs, self._id_objects, threads)
+
+    cdef int _run_batch(self, list texts, num_threads, vector[TextRef]& refs,
+                        vector[vector[uint32_t]]& outs) except -1:
+        """Encodes checked ``texts`` into ``outs`` on threads; returns how many it asked for."""
+        cdef vector[uint32_t] unknown
+        cdef int threads
         total = 0
         for text in texts:
             refs.push_back(_ref(text))
@@ -279,7 +288,48 @@ cdef class Encoder:
         with nogil:
             _encode_batch(self._core[0], refs, threads, outs, unknown)
         _raise_unknown(unknown)
-        return _batch_lists(outs, self._id_objects, threads)
+        return threads
+
+    def encode_batch_to_array(self, texts, num_threads=None, out_dtype="uint32"):
+        """Every text's ids end to end in one numpy array, never as Python ints: ``(ids,
+        offsets)``, where text k's ids are ``ids[offsets[k]:offsets[k + 1]]`` (``offsets``:
+        int64, ``len(texts) + 1`` items). ``out_dtype``: "uint16" or "uint32"; threads as in
+        ``encode_batch``.
+
+        Python twin: ``encode_batch``, concatenated.
+
+        Raises ``OverflowError`` if an id does not fit in ``uint16``.
+        """
+        import numpy
+
+        cdef vector[TextRef] refs
+        cdef vector[vector[uint32_t]] outs
+        cdef size_t k, total = 0
+        cdef uint32_t bad = 0
+        cdef cbool fits
+        cdef int64_t[::1] starts
+        cdef uint16_t[::1] small
+        cdef uint32_t[::1] large
+        if out_dtype not in ("uint16", "uint32"):
+            raise ValueError(f"out_dtype must be 'uint16' or 'uint32', not {out_dtype!r}")
+        texts = [_checked_text(text) for text in texts]
+        self._run_batch(texts, num_threads, refs, outs)
+        for k in range(outs.size()):
+            total += outs[k].size()
+        ids = numpy.empty(total, dtype=out_dtype)
+        offsets = numpy.empty(outs.size() + 1, dtype=numpy.int64)
+        starts = offsets
+        if out_dtype == "uint32":
+            large = ids
+            with nogil:
+                fits = _concat_ids(outs, &large[0] if total else <uint32_t*>NULL, &starts[0], bad)
+        else:
+            small = ids
+            with nogil:
+                fits = _concat_ids(outs, &small[0] if total else <uint16_t*>NULL, &starts[0], bad)
+        if not fits:
+            raise OverflowError(f"token id {bad} does not fit in uint16; use out_dtype='uint32'")
+        return ids, offsets
 
     def encode_to_array(self, text, out_dtype="uint32"):
         """The ids of ``text`` as a numpy array of ``out_dtype`` ("uint16" or "uint32").

@@ -14,9 +14,11 @@ files below declare it and wrap it for Python:
                   worker_pool.hpp, threads.hpp, py_lists.hpp)
 - ``_train.pxi``  ``train_merges``: incremental pair counting with a priority queue (Cython)
 - ``_count.pxi``  ``count_pieces``: the unique pieces of a training text (engine/counting.hpp)
+- ``_decode.pxi`` ``Decoder``: ids to bytes through one flat table (engine/decoder.hpp, py_ids.hpp)
 """
 
 include "_scan.pxi"
 include "_encode.pxi"
 include "_train.pxi"
 include "_count.pxi"
+include "_decode.pxi"

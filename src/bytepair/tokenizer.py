@@ -134,6 +134,7 @@ class Tokenizer:
         self._decode_table = list(token_bytes) + [None] * (size - len(token_bytes))
         for token, token_id in self._special_tokens.items():
             self._decode_table[token_id] = token.encode("utf-8")
+        self._decoder = _engine.Decoder(self._decode_table)
         self._fingerprint = None  # computed on first use, then kept
         self._build_engine()
 
@@ -371,6 +372,43 @@ class Tokenizer:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
+    def encode_batch_to_array(
+        self,
+        texts: Iterable[str],
+        *,
+        num_threads: int | None = None,
+        dtype: Any = None,
+        allowed_special: AbstractSet[str] | str = frozenset(),
+        disallowed_special: Collection[str] | str = "all",
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``encode_batch(texts)`` as one flat id array and where each text starts in it:
+        ``(ids, offsets)``, text k's ids being ``ids[offsets[k]:offsets[k + 1]]`` (``offsets`` is
+        int64, ``len(texts) + 1`` items). ``dtype``: as ``encode_to_array`` (default
+        ``array_dtype``). The same rules as ``encode_batch``; ordinary text under a named pattern
+        (or none) goes from the threads straight into the array, without Python ints.
+
+        Example:
+            >>> ids, offsets = tok.encode_batch_to_array(["aaabd", "d"])  # doctest: +SKIP
+            >>> ids[offsets[0]:offsets[1]].tolist(), offsets.tolist()  # doctest: +SKIP
+            ([5, 1, 3], [0, 3, 4])
+        """
+        threads = check_num_threads(num_threads)
+        dtype = np.dtype(dtype or self.array_dtype)
+        if dtype.name not in ("uint16", "uint32"):
+            raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
+        if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
+            raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
+        texts = [self._normalized(t) for t in texts]
+        allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
+        for text in texts:
+            check_disallowed(text, disallowed)
+        if allowed or self._regex_pattern is not None:
+            lists = [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
+            offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+            np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+            return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets
+        return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+
     def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``."""
         dtype = dtype or self.array_dtype
@@ -428,13 +466,30 @@ class Tokenizer:
     # -- decoding ------------------------------------------------------------------------
 
     def decode_bytes(self, ids: Iterable[int] | np.ndarray) -> bytes:
-        """Ids to the exact bytes they stand for (no UTF-8 decoding)."""
-        table = self._decode_table
+        """Ids to the exact bytes they stand for (no UTF-8 decoding).
+
+        ``ids``: a list or tuple of ints (numpy integers too), a 1-D numpy integer array, or
+        any iterable of ints; anything else, or an id with no token, raises ``TokenIdError``
+        naming the id and its position.
+        """
+        data = self._decoder.decode_bytes(ids)
+        return self._decode_checked(ids) if data is None else data
+
+    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
+        """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
+        ``errors="strict"`` raises ``UnicodeDecodeError``.
+        """
+        data = self._decoder.decode_bytes(ids)
+        return (self._decode_checked(ids) if data is None else data).decode("utf-8", errors=errors)
+
+    def _decode_checked(self, ids):
+        # The engine decodes lists, tuples and arrays of valid ids; everything else comes here,
+        # for the checks (and the errors) of bytepair/ids.py, or to be made a list of ints.
         ids = self._checked_ids(ids)
-        try:
-            return b"".join([table[i] for i in ids])
-        except (TypeError, IndexError):
-            pass
+        data = self._decoder.decode_bytes(ids)
+        if data is not None:
+            return data
+        table = self._decode_table
         for position, token_id in enumerate(ids):
             if not 0 <= token_id < len(table) or table[token_id] is None:
                 raise TokenIdError(
@@ -442,12 +497,6 @@ class Tokenizer:
                     f"(ids run from 0 to {len(table) - 1}{self._holes_note()})"
                 )
         raise AssertionError("unreachable")  # pragma: no cover
-
-    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
-        """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
-        ``errors="strict"`` raises ``UnicodeDecodeError``.
-        """
-        return self.decode_bytes(ids).decode("utf-8", errors=errors)
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token id (special tokens: their UTF-8 string)."""

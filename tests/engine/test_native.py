@@ -52,7 +52,7 @@ def test_native_program_passes_under_sanitizers(tmp_path):
 def test_each_header_compiles_alone(tmp_path, header):
     source = tmp_path / "only.cpp"
     source.write_text(f'#include "{header}"\n#include "{header}"\nint main() {{ return 0; }}\n')
-    includes = [f"-I{sysconfig.get_paths()['include']}"] if header == "py_lists.hpp" else []
+    includes = [f"-I{sysconfig.get_paths()['include']}"] if header in ("py_lists.hpp", "py_ids.hpp") else []
     result = subprocess.run(
         [COMPILER, *FLAGS, *includes, "-fsyntax-only", str(source)], capture_output=True, text=True, check=False, timeout=300
     )

@@ -14,6 +14,7 @@
 #include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <chrono>
@@ -25,6 +26,7 @@
 #endif
 
 #include "counting.hpp"
+#include "decoder.hpp"
 #include "encoder.hpp"
 #include "hashing.hpp"
 #include "merge.hpp"
@@ -316,7 +318,52 @@ static void test_fork_while_pool_locked() {
 #endif
 }
 
+// The byte table against its definition: tokens of every length around the PAD-byte block copy,
+// holes, ids past the table and negative ids (wrapped), and a strided id array.
+static void test_byte_table() {
+    std::mt19937 rng(7);
+    std::vector<std::string> tokens;
+    ByteTable table;
+    for (int id = 0; id < 300; ++id) {
+        if (id % 37 == 5) {
+            tokens.push_back("\x01HOLE");
+            table.add_hole();
+            continue;
+        }
+        std::string token(size_t(rng() % 40), 'x');
+        for (char& c : token) c = char('a' + rng() % 26);
+        tokens.push_back(token);
+        table.add(token.data(), token.size());
+    }
+    table.finish();
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<int64_t> ids(size_t(rng() % 50) * 2);
+        std::string want;
+        for (size_t k = 0; k < ids.size(); ++k) {
+            do ids[k] = int64_t(rng() % 300);
+            while (ids[k] % 37 == 5);
+            if (k % 2 == 0) want += tokens[size_t(ids[k])];  // the strided view: even positions
+        }
+        size_t total = 0;
+        const char* base = reinterpret_cast<const char*>(ids.data());
+        size_t n = ids.size() / 2;
+        assert(table.measure<int64_t>(base, n, 2 * sizeof(int64_t), total) == n);
+        assert(total == want.size());
+        std::string out(total, '\0');
+        char* end = table.write<int64_t>(base, n, 2 * sizeof(int64_t), &out[0], &out[0] + total);
+        assert(end == &out[0] + total && out == want);
+    }
+    const int32_t bad[] = {1, 2, 5, 3};  // 5 is a hole
+    const int32_t past[] = {1, 300};
+    const int32_t negative[] = {1, -1};
+    size_t total = 0;
+    assert(table.measure<int32_t>(reinterpret_cast<const char*>(bad), 4, sizeof(int32_t), total) == 2);
+    assert(table.measure<int32_t>(reinterpret_cast<const char*>(past), 2, sizeof(int32_t), total) == 1);
+    assert(table.measure<int32_t>(reinterpret_cast<const char*>(negative), 2, sizeof(int32_t), total) == 1);
+}
+
 int main() {
+    test_byte_table();
     test_pair_table_duplicate_ranks();
     test_map_growth();
     test_bucket_walk_steps_back();

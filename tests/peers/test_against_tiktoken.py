@@ -287,3 +287,27 @@ def test_newest_unicode_letters_split_like_regex(pairs):
 def test_random_runs_and_text(pairs, label, parts):
     tokenizer, encoding = pairs[label]
     assert_same(tokenizer, encoding, "".join(parts), "runs")
+
+
+# -- decoding ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("label", ["cl100k_base", "o200k_base"])
+def test_decode_of_lists_and_arrays_is_tiktokens(pairs, wikitext_valid, label):
+    import numpy as np
+
+    tokenizer, encoding = pairs[label]
+    ids = encoding.encode_ordinary(wikitext_valid)
+    ids += sorted(encoding.encode_single_token(token) for token in encoding.special_tokens_set)
+    want = encoding.decode_bytes(ids)
+    assert tokenizer.decode_bytes(ids) == want
+    for dtype in ("uint32", "int32", "int64", "uint64"):
+        assert tokenizer.decode_bytes(np.array(ids, dtype=dtype)) == want, dtype
+    assert tokenizer.decode(ids) == encoding.decode(ids)
+    # every token alone, special ones included: a short list each, as tiktoken sees them
+    for token_id in range(0, encoding.max_token_value + 1, 97):
+        try:
+            theirs = encoding.decode_single_token_bytes(token_id)
+        except KeyError:
+            continue  # an id tiktoken has no token for
+        assert tokenizer.decode_bytes([token_id]) == theirs

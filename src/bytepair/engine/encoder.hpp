@@ -24,6 +24,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <mutex>
 #include <unordered_map>
@@ -282,6 +283,38 @@ inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, i
         }
     });
     sorted_unique(unknown);
+}
+
+// A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text k's ids start, offsets[outs.size()] the total. Returns
+// false, with `bad` the id, if an id does not fit in T (what was copied is then unspecified).
+template <class T>
+bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t* offsets, uint32_t& bad) {
+    int64_t at = 0;
+    for (size_t k = 0; k < outs.size(); ++k) {
+        offsets[k] = at;
+        const std::vector<uint32_t>& ids = outs[k];
+        if (sizeof(T) == sizeof(uint32_t)) {
+            if (!ids.empty()) std::memcpy(out + at, ids.data(), ids.size() * sizeof(uint32_t));
+        } else {
+            uint32_t high = 0;  // one test per list, not per id, so that the loop vectorizes
+            for (size_t i = 0; i < ids.size(); ++i) {
+                high |= ids[i];
+                out[at + int64_t(i)] = T(ids[i]);
+            }
+            if (high > T(~T(0))) {
+                for (uint32_t id : ids) {
+                    if (id > T(~T(0))) {
+                        bad = id;
+                        break;
+                    }
+                }
+                return false;
+            }
+        }
+        at += int64_t(ids.size());
+    }
+    offsets[outs.size()] = at;
+    return true;
 }
 
 // Blocks of 256 without an early exit inside, so that the compiler vectorizes the test.

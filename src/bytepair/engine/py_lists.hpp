@@ -1,7 +1,7 @@
 // Id vectors -> Python lists of ints, sharing one int object per id.
 //
 // Python twin: none (it is `list(ids)`); this is where the engine meets CPython objects, and
-// the only engine file that includes Python.h.
+// one of the two engine files that include Python.h (with py_ids.hpp).
 //
 // Why: a batch's ids are most of its result; allocating an int per id, or adding a reference
 // per id under the GIL, was a quarter of a warm batch and kept two threads under 1.7x. So the
