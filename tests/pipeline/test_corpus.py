@@ -483,37 +483,20 @@ def test_real_corpora_as_jsonl_and_as_a_folder_of_text_files(tmp_path):
 # -- the encode step ---------------------------------------------------------------------------------
 
 
-class _FlatEntry:
-    """A tokenizer with the flat-array batch entry, built from ``encode_to_array`` (so that the
-    path that takes it is tested before the engine has it)."""
-
-    def __init__(self, tokenizer):
-        self.tokenizer = tokenizer
-
-    def encode_batch_to_array(self, texts, num_threads=None, dtype="uint32"):
-        arrays = [self.tokenizer.encode_to_array(t, dtype=dtype) for t in texts]
-        offsets = np.concatenate([[0], np.cumsum([len(a) for a in arrays])]).astype(np.int64)
-        return (np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)), offsets
-
 
 @pytest.mark.parametrize("eot_id", [None, 400])
 @pytest.mark.parametrize("dtype", ["uint16", "uint32"])
 def test_the_encode_step_gives_encode_ordinarys_ids_on_every_path(tokenizer, eot_id, dtype):
-    from concurrent.futures import ThreadPoolExecutor
-
     from bytepair.datasets.corpus import encode_documents
 
     texts = ["hello world", "naïve café 東京 🌍", "x" * 5000, "a <|endoftext|> b"] * 9 + ["the end", "é"]
     expected_lists = [tokenizer.encode_ordinary(t) for t in texts]
     expected = [i for ids in expected_lists for i in ids + ([eot_id] if eot_id is not None else [])]
     lengths = [len(ids) + (eot_id is not None) for ids in expected_lists]
-    with ThreadPoolExecutor(3) as pool:
-        paths = {
-            "pool": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=3, dtype=dtype, pool=pool),
-            "own threads": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=3, dtype=dtype),
-            "one thread": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=1, dtype=dtype),
-            "flat entry": encode_documents(_FlatEntry(tokenizer), texts, eot_id=eot_id, num_threads=3, dtype=dtype),
-        }
+    paths = {
+        "three threads": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=3, dtype=dtype),
+        "one thread": encode_documents(tokenizer, texts, eot_id=eot_id, num_threads=1, dtype=dtype),
+    }
     for name, (ids, counts) in paths.items():
         assert ids.dtype == np.dtype(dtype) and ids.tolist() == expected and counts.tolist() == lengths, name
     # with a special token allowed, its string becomes its id (only encode_batch knows the rules)

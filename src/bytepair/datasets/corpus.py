@@ -35,7 +35,6 @@ import sys
 import threading
 import time
 from array import array
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -318,14 +317,14 @@ def count_documents(sources, **read_options):
     return sum(sum(1 for _ in read_documents(s, **read_options)) for s in sources)
 
 
-def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset(), num_threads=None, dtype="uint32", pool=None):
+def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset(), num_threads=None, dtype="uint32"):
     """The ids of ``texts``, each followed by ``eot_id`` (when not None), as one ``dtype`` array,
     and the token count of each document (eot included): the one encode step of ``encode_corpus``.
 
-    Where ids can stay out of Python ints, they do: the tokenizer's ``encode_batch_to_array``
-    (one flat array and offsets) when it has one; else ``encode_to_array`` per document on
-    ``pool`` (or ``num_threads`` threads), a slice of the documents per task. With
-    ``allowed_special`` only ``encode_batch`` knows the rules, and its lists are joined.
+    Ordinary text never becomes Python ints: ``Tokenizer.encode_batch_to_array`` gives one flat
+    array and the documents' offsets, and the eot ids are inserted into it. With
+    ``allowed_special``, ``encode_batch``'s lists are joined. Special-token strings that are not
+    allowed are ordinary text (never refused, never dropped).
 
     Example:
         >>> ids, lengths = encode_documents(gpt2, ["hello world", "hi"], eot_id=50256)  # doctest: +SKIP
@@ -337,11 +336,8 @@ def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset
         lists = tokenizer.encode_batch(texts, num_threads=threads, allowed_special=allowed_special, disallowed_special=())
         ids, lengths = join_ids(lists, eot_id)
         return ids.astype(dtype, copy=False), lengths
-    flat = getattr(tokenizer, "encode_batch_to_array", None)
-    if flat is not None:
-        ids, offsets = flat(texts, num_threads=threads, dtype=dtype)
-        return with_eot(ids, np.asarray(offsets, dtype=np.int64), eot_id)
-    return _encode_on_pool(tokenizer, texts, eot_id, threads, dtype, pool)
+    ids, offsets = tokenizer.encode_batch_to_array(texts, num_threads=threads, dtype=dtype, disallowed_special=())
+    return with_eot(ids, np.asarray(offsets, dtype=np.int64), eot_id)
 
 
 def with_eot(ids, offsets, eot_id):
@@ -352,49 +348,6 @@ def with_eot(ids, offsets, eot_id):
         return ids, lengths
     return np.insert(ids, offsets[1:], np.asarray(eot_id, dtype=ids.dtype)), lengths + 1
 
-
-# Tasks per thread in ``_encode_on_pool``: a few, so that a slice of long documents does not
-# leave the other threads idle at the end of a chunk.
-_TASKS_PER_THREAD = 4
-
-
-def _encode_on_pool(tokenizer, texts, eot_id, threads, dtype, pool):
-    """``encode_to_array`` per document (the engine releases the GIL), slices of documents of
-    about equal size on the threads; the arrays are joined once, in order."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    sizes = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    parts = min(len(texts), threads * _TASKS_PER_THREAD)
-    if parts <= 1:
-        slices = [(0, len(texts))]
-    else:
-        cuts = np.searchsorted(np.cumsum(sizes), np.arange(1, parts) * (sizes.sum() / parts), side="right")
-        bounds = [0, *sorted(set(int(c) for c in cuts if 0 < c < len(texts))), len(texts)]
-        slices = list(zip(bounds, bounds[1:]))
-    eot = np.array([eot_id] if eot_id is not None else [], dtype=dtype)
-    encode = tokenizer.encode_to_array
-
-    def task(bounds):
-        arrays = []
-        for text in texts[bounds[0]:bounds[1]]:
-            arrays.append(encode(text, dtype=dtype))
-            if eot_id is not None:
-                arrays.append(eot)
-        return arrays
-
-    if pool is None or len(slices) == 1:
-        if len(slices) == 1:
-            results = [task(slices[0])]
-        else:
-            with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="bytepair-encode") as own:
-                results = list(own.map(task, slices))
-    else:
-        results = list(pool.map(task, slices))
-    arrays = [a for part in results for a in part]
-    ids = np.concatenate(arrays) if arrays else np.empty(0, dtype=dtype)
-    step = 2 if eot_id is not None else 1
-    lengths = np.fromiter((len(a) for a in arrays[::step]), dtype=np.int64, count=len(texts)) + (eot_id is not None)
-    return ids, lengths
 
 
 def join_ids(lists, eot_id=None):
@@ -460,7 +413,6 @@ class _Pipeline:
         reader = threading.Thread(target=self._guard, args=(self._read, to_encode), name="bytepair-read", daemon=True)
         writer = threading.Thread(target=self._guard, args=(self._write, to_write), name="bytepair-write", daemon=True)
         bar = _progress_bar(self.progress)
-        pool = ThreadPoolExecutor(max_workers=self.threads, thread_name_prefix="bytepair-encode")
         reader.start()
         writer.start()
         try:
@@ -469,7 +421,7 @@ class _Pipeline:
                 if chunk is _END:
                     break
                 ids, lengths = encode_documents(self.tokenizer, chunk.texts, eot_id=self.eot_id, allowed_special=self.allowed,
-                                                num_threads=self.threads, dtype=self.dtype, pool=pool)
+                                                num_threads=self.threads, dtype=self.dtype)
                 self._put(to_write, (chunk, ids, lengths))
                 self.encoded_documents += len(chunk.texts)
                 self.encoded_tokens += len(ids)
@@ -482,7 +434,6 @@ class _Pipeline:
             self._raise_errors()
         finally:
             self._stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
             reader.join()
             writer.join()
             if bar is not None:
