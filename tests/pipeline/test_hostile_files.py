@@ -27,7 +27,7 @@ from bytepair.errors import ArtifactError, FormatError, SpecialTokenError, Token
 from bytepair.formats.huggingface import load_huggingface, read_merges
 from bytepair.formats.tiktoken_files import load_tiktoken, read_ranks
 from bytepair.ids import MAX_ID_GAP
-from bytepair.model import RankModel, _split_candidates_exact, tiktoken_pair_table
+from bytepair.model import PairTable, RankModel, _HashIndex, _split_candidates_exact, tiktoken_pair_table
 
 HUGE = 3 * 10**8
 MEMORY_CAP = 512 << 20  # far below a table of HUGE entries (2.4 GB of pointers)
@@ -374,3 +374,35 @@ def test_an_artifact_special_token_with_a_negative_id_is_refused():
     data["fingerprint"] = artifact.fingerprint_of(data)
     with pytest.raises(ArtifactError, match=r"x\.json.*'<\|x\|>'.*-1"):
         Tokenizer.from_dict(data, where="x.json")
+
+
+def test_hash_index_finds_exactly_the_hashes_it_holds():
+    # Both lookups: buckets by top bits (random hashes) and binary search (crowded buckets,
+    # as crafted hashes would make them); hashes of short tokens are small numbers.
+    rng = np.random.default_rng(0)
+    held = np.unique(np.concatenate([np.arange(1, 300, dtype=np.uint64), rng.integers(0, 2**63, 5000, dtype=np.uint64)]))
+    rng.shuffle(held)
+    queries = np.concatenate([held, rng.integers(0, 2**63, 5000, dtype=np.uint64), np.arange(300, 600, dtype=np.uint64)])
+    position = {int(h): i for i, h in enumerate(held)}
+    expected = [position.get(int(q), -1) for q in queries]
+    index = _HashIndex(held)
+    for crowded in (False, True):
+        index.crowded = crowded
+        found, at = index.lookup(queries)
+        assert np.where(found, at, -1).tolist() == expected
+
+
+def test_a_token_longer_than_64_kb_has_a_fingerprint():
+    # The fingerprint wrote each length in 2 bytes: OverflowError for a token this long.
+    ranks = {bytes([b]): b for b in range(256)} | {b"a" * 70_000: 256}
+    tok = Tokenizer(RankModel(ranks, rule="tiktoken"))
+    other = Tokenizer(RankModel(ranks | {b"b" * 70_000: 257}, rule="tiktoken"))
+    assert len(tok.fingerprint) == 64 and tok.fingerprint != other.fingerprint
+
+
+def test_the_fingerprint_does_not_depend_on_how_the_pair_table_is_held():
+    ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256, b"abc": 257, b"bc": 258}
+    derived = RankModel(ranks, rule="tiktoken")
+    given = RankModel(ranks, rule="tiktoken", pair_table=tiktoken_pair_table(ranks))
+    assert isinstance(derived.pair_table, PairTable) and dict(derived.pair_table) == dict(given.pair_table)
+    assert derived.fingerprint("gpt2", {}) == given.fingerprint("gpt2", {})
