@@ -32,7 +32,7 @@ from .errors import (
     TrainingError,
     UnknownCharactersError,
 )
-from .ids import checked_ids
+from .ids import check_defined_id, checked_id, checked_ids
 from .model import MODES, RULES, MergeModel, RankModel
 from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import resolve_pattern
@@ -125,8 +125,10 @@ class Tokenizer:
                     if token not in self._special_tokens and token not in wanted:
                         wanted[token] = next_id
                         next_id += 1
+            # Tables are sized by the largest id: bound it by the number of tokens (ids.py).
+            count = learned_size + len(self._special_tokens) + len(wanted)
             for token, token_id in wanted.items():
-                self._check_special(token, token_id)
+                self._check_special(token, token_id, count)
                 self._special_tokens[token] = int(token_id)
         self._special_by_id = {i: t for t, i in self._special_tokens.items()}
         size = max([learned_size - 1, *self._special_tokens.values()]) + 1
@@ -138,11 +140,12 @@ class Tokenizer:
         self._fingerprint = None  # computed on first use, then kept
         self._build_engine()
 
-    def _check_special(self, token, token_id):
+    def _check_special(self, token, token_id, count):
         if not isinstance(token, str) or not token:
             raise SpecialTokenError(f"a special token must be a non-empty string, not {token!r}")
-        if not isinstance(token_id, int) or token_id < 0:
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
             raise SpecialTokenError(f"special token {token!r} needs a non-negative integer id, not {token_id!r}")
+        check_defined_id(token_id, count=count, what=f"special token {token[:50]!r}", error=SpecialTokenError)
         token_bytes = self._model.token_bytes
         if token_id < len(token_bytes) and token_bytes[token_id] is not None:
             raise SpecialTokenError(
@@ -287,7 +290,7 @@ class Tokenizer:
 
     def is_special(self, token_id: int) -> bool:
         """Whether ``token_id`` is a special token's id."""
-        return token_id in self._special_by_id
+        return checked_id(token_id) in self._special_by_id
 
     # -- properties ----------------------------------------------------------------------
 
@@ -500,11 +503,12 @@ class Tokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         """The bytes of one token id (special tokens: their UTF-8 string)."""
-        return self.decode_bytes([token_id])
+        return self.decode_bytes([checked_id(token_id)])
 
     def token_string(self, token_id: int) -> str:
         """A readable form of one token: its text, or U+FFFD where its bytes split a character."""
-        if self._model.mode == "char" and 0 <= token_id < len(self._model.values):
+        token_id = checked_id(token_id)  # a negative id must not index from the end
+        if self._model.mode == "char" and token_id < len(self._model.values):
             return self._model.values[token_id]
         return self.token_bytes(token_id).decode("utf-8", errors="replace")
 

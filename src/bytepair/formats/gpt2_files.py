@@ -22,6 +22,7 @@ from pathlib import Path
 
 from ..bytelevel import BYTE_TO_CHAR, readable_to_bytes
 from ..errors import FormatError
+from ..ids import check_defined_id
 from .tiktoken_files import ENCODINGS, tokenizer_from_ranks
 
 # Step 1's order: the bytes GPT-2 shows as themselves, then the ones it shifts above U+00FF.
@@ -43,7 +44,10 @@ def read_gpt2_files(encoder_text, merges_text, where):
             raise FormatError(f"{where}: vocab.bpe line {number} builds {first + second!r} a second time")
         ranks[merged] = len(ranks)
     encoder = _read_encoder(encoder_text, where)
+    count = len(encoder)
     specials = {token: encoder.pop(token) for token in SPECIAL_ENTRIES if token in encoder}
+    for token, token_id in specials.items():
+        check_defined_id(token_id, count=count, what=f"{where}: encoder.json entry {token!r}", error=FormatError)
     _check_agreement(ranks, encoder, where)
     return ranks, specials
 

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from .. import bytelevel
 from ..errors import FormatError
+from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
 from ..patterns import PATTERNS, resolve_pattern
 from ..tokenizer import Tokenizer
@@ -69,12 +70,22 @@ def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     _check_decoder(data.get("decoder"), where)
     model = data["model"]
     _check_model(model, where)
-    specials = read_added_tokens(data.get("added_tokens") or [], where)
-    vocab = read_vocab(model.get("vocab"), specials, where)
+    added_tokens = data.get("added_tokens") or []
+    if not isinstance(model.get("vocab"), dict):
+        raise FormatError(f"{where}: field 'model.vocab' must map token strings to ids")
+    if not isinstance(added_tokens, list):
+        raise FormatError(f"{where}: field 'added_tokens' must be a list of objects, not {type(added_tokens).__name__}")
+    # Every id is checked against the number of tokens before any table is sized by one.
+    count = len(model["vocab"]) + len(added_tokens)
+    specials = read_added_tokens(added_tokens, where, count=count)
+    vocab = read_vocab(model["vocab"], specials, where)
     _check_all_bytes(vocab, where)
     pairs = read_merges(model.get("merges"), model["vocab"], where)
-    rank_model = RankModel(vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False)))
-    return Tokenizer(rank_model, pattern=pattern, special_tokens=specials, name=name)
+    try:
+        rank_model = RankModel(vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False)))
+        return Tokenizer(rank_model, pattern=pattern, special_tokens=specials, name=name)
+    except ValueError as error:  # two tokens with one id, an added token on a vocab id
+        raise FormatError(f"{where}: {error}") from None
 
 
 def _check_normalizer(normalizer, where):
@@ -156,12 +167,22 @@ def _split_pattern(split, where):
     return f"(?:{regex_text})|(?:(?!(?:{regex_text}))[\\s\\S])+"
 
 
-def read_added_tokens(added_tokens, where):
-    """``added_tokens`` as special tokens ``{content: id}``; stripping options are refused."""
+def read_added_tokens(added_tokens, where, *, count):
+    """``added_tokens`` as special tokens ``{content: id}``; stripping options are refused.
+
+    ``count`` is the number of tokens in the file (vocab and added); an id must be below
+    ``count + ids.MAX_ID_GAP``, and neither negative nor a bool.
+    """
     specials = {}
     for index, token in enumerate(added_tokens):
         if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not isinstance(token.get("id"), int):
-            raise FormatError(f"{where}: added_tokens[{index}] is {token!r}, not an object with 'id' and 'content'")
+            raise FormatError(f"{where}: added_tokens[{index}] is {str(token)[:200]}, not an object with 'id' and 'content'")
+        check_defined_id(token["id"], count=count, what=f"{where}: added_tokens[{index}] {token['content'][:50]!r}", error=FormatError)
+        if token["content"] in specials and specials[token["content"]] != token["id"]:
+            raise FormatError(
+                f"{where}: added token {token['content'][:50]!r} is listed twice, with ids "
+                f"{specials[token['content']]} and {token['id']}; the file is corrupt"
+            )
         for option in ("lstrip", "rstrip", "single_word"):
             if token.get(option):
                 raise FormatError(
@@ -181,6 +202,7 @@ def read_vocab(vocab, specials, where):
     """
     if not isinstance(vocab, dict):
         raise FormatError(f"{where}: field 'model.vocab' must map token strings to ids")
+    check_defined_ids(vocab, count=len(vocab) + len(specials), what=lambda token: f"{where}: model.vocab entry {token[:50]!r}", error=FormatError)
     special_ids = {token_id: token for token, token_id in specials.items()}
     result = {}
     for token, token_id in vocab.items():
@@ -224,21 +246,26 @@ def read_merges(merges, vocab, where):
     """
     if not isinstance(merges, list):
         raise FormatError(f"{where}: field 'model.merges' must be a list")
+    if not merges:
+        return {}  # a vocabulary of single bytes (and tokens only reached whole)
     try:
         return _pair_table(merges, vocab)
     except (KeyError, TypeError, ValueError):
         pass
     for rank, merge in enumerate(merges):
         _check_merge(merge, rank, vocab, where)
-    raise AssertionError("unreachable")  # pragma: no cover
+    # Each merge is fine on its own: what failed is their mix (strings and lists).
+    raise FormatError(f"{where}: field 'model.merges' mixes 'a b' strings and [a, b] lists; use one form")
 
 
 def _pair_table(merges, vocab):
     """The table built with C-level loops only (map, zip): 3x faster than a Python loop."""
     if all(type(merge) is str for merge in merges):
         halves = " ".join(merges).split(" ")
-    else:
+    elif all(type(merge) is list for merge in merges):
         halves = [half for merge in merges for half in merge]
+    else:
+        raise ValueError("merges mix strings and lists")
     lefts, rights = halves[0::2], halves[1::2]
     if len(halves) != 2 * len(merges) or not all(map(str.__len__, halves)):
         raise ValueError("a merge is not two non-empty halves")

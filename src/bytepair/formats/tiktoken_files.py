@@ -20,14 +20,15 @@ Example:
 
 from __future__ import annotations
 
-import base64
 import binascii
 import contextlib
+import functools
 import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import FormatError
+from ..ids import MAX_ID_GAP, check_defined_id
 from ..model import RankModel, tiktoken_pair_table
 from ..tokenizer import Tokenizer
 
@@ -82,16 +83,49 @@ ENCODINGS = {
 def read_ranks(data, where):
     """Parse a rank file's bytes into ``{token bytes: rank}``.
 
-    Raises ``FormatError`` naming the line for a malformed line, a repeated token or rank, or
-    an empty file.
+    Raises ``FormatError`` naming the line for a malformed line, a repeated token or rank, a
+    rank far beyond the number of tokens (``ids.MAX_ID_GAP``), or an empty file.
 
     Example:
         >>> read_ranks(b"IQ== 0\\n", "x.tiktoken")
         {b'!': 0}
     """
+    lines = data.splitlines()
+    ranks = _read_ranks_fast(lines)
+    if ranks is None:
+        ranks = _read_ranks_by_line(lines, where)
+    if not ranks:
+        raise FormatError(f"{where}: no tokens in the file; is it a tiktoken rank file?")
+    if max(ranks.values()) >= len(ranks) + MAX_ID_GAP:
+        # Tables are sized by the largest rank: refuse it before anything is allocated.
+        k, (token, rank) = max(enumerate(ranks.items()), key=lambda item: item[1][1])
+        number = [n for n, line in enumerate(lines, 1) if line][k]  # the k-th token's line
+        check_defined_id(rank, count=len(ranks), what=f"{where}, line {number}: token {token[:50]!r}", error=FormatError)
+    return ranks
+
+
+def _read_ranks_fast(lines):
+    """The ranks of a well-formed file with C-level loops (map, zip), or None when any line
+    is not (then ``_read_ranks_by_line`` finds and names it). A third of the time of a loop."""
+    fields = [line.split() for line in lines if line]
+    if not fields or set(map(len, fields)) != {2}:
+        return None
+    tokens, numbers = zip(*fields)
+    try:
+        tokens = list(map(_decode_token, tokens))
+        numbers = list(map(int, numbers))
+    except (ValueError, binascii.Error):
+        return None
+    ranks = dict(zip(tokens, numbers))
+    if len(ranks) != len(fields) or len(set(numbers)) != len(numbers) or min(numbers) < 0 or not min(map(len, tokens)):
+        return None
+    return ranks
+
+
+def _read_ranks_by_line(lines, where):
     ranks = {}
     seen_ranks = set()
-    for number, line in enumerate(data.splitlines(), 1):
+    for number, line in enumerate(lines, 1):
         if not line:
             continue
         token, rank = _parse_line(line, number, where)
@@ -100,9 +134,12 @@ def read_ranks(data, where):
             raise FormatError(f"{where}, line {number}: {what} appears twice; the file is corrupt")
         ranks[token] = rank
         seen_ranks.add(rank)
-    if not ranks:
-        raise FormatError(f"{where}: no tokens in the file; is it a tiktoken rank file?")
     return ranks
+
+
+# Strict: only the base64 alphabet, padding only at the end (what b64decode(validate=True)
+# checks, and trailing data after the padding too). A partial, so that map() stays in C.
+_decode_token = functools.partial(binascii.a2b_base64, strict_mode=True)
 
 
 def _parse_line(line, number, where):
@@ -110,7 +147,7 @@ def _parse_line(line, number, where):
     try:
         if len(parts) != 2:
             raise ValueError("expected two fields")
-        token = base64.b64decode(parts[0], validate=True)
+        token = _decode_token(parts[0])
         rank = int(parts[1])
         if rank < 0 or not token:
             raise ValueError("empty token or negative rank")
