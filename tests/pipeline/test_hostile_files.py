@@ -19,7 +19,6 @@ import textwrap
 
 import numpy as np
 import pytest
-from datafiles import package_env
 
 from bytepair import MergeModel, Tokenizer, artifact
 from bytepair.bytelevel import bytes_to_readable
@@ -28,6 +27,7 @@ from bytepair.formats.huggingface import load_huggingface, read_merges
 from bytepair.formats.tiktoken_files import load_tiktoken, read_ranks
 from bytepair.ids import MAX_ID_GAP
 from bytepair.model import PairTable, RankModel, _HashIndex, _split_candidates_exact, tiktoken_pair_table
+from datafiles import package_env
 
 HUGE = 3 * 10**8
 MEMORY_CAP = 512 << 20  # far below a table of HUGE entries (2.4 GB of pointers)
