@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _engine, artifact
+from .dropin import DropInMixin
 from .errors import (
     ArtifactError,
     SpecialTokenError,
@@ -49,7 +50,7 @@ Model = MergeModel | RankModel
 SpecialTokens = Iterable[str] | Mapping[str, int]
 
 
-class Tokenizer:
+class Tokenizer(DropInMixin):
     """A BPE tokenizer: a vocabulary model composed with normalization, special tokens and a
     pre-tokenization pattern (Hugging Face's shape: ``Tokenizer(model, ...)``).
 
@@ -69,6 +70,11 @@ class Tokenizer:
         'aaabd'
         >>> Tokenizer(tok.model).encode("aaabd")
         [5, 1, 3]
+
+    It also answers to the names code written for tiktoken and Hugging Face calls (``n_vocab``,
+    ``eot_token``, ``decode_with_offsets``, ``get_vocab``, ``tok(texts, padding=True)``...; see
+    ``bytepair.dropin``), and carries HF's settings (``bos_token``, ``eos_token``,
+    ``pad_token``, ``chat_template``, ``model_max_length``) as attributes.
 
     NOTE: ids are the model's (for a MergeModel: base tokens first, then each merge's new value
     in merge order, a merge that rebuilds an existing value reusing its id, then byte-fallback
@@ -104,6 +110,7 @@ class Tokenizer:
         self._pattern_name, self._pattern = _resolve(pattern)
         self._special_tokens: dict[str, int] = {}
         self._install_special(special_tokens)
+        self._init_settings()
 
     # -- construction helpers -----------------------------------------------------------
 
@@ -174,7 +181,7 @@ class Tokenizer:
         # By content: the model (its minimal truth) and the stages; the engine, tables and
         # fingerprint are rebuilt on load. A named pattern travels by name.
         pattern = self._pattern_name or self._pattern
-        stages = (pattern, self._normalization, dict(self._special_tokens), self._name)
+        stages = (pattern, self._normalization, dict(self._special_tokens), self._name, self._settings())
         return (_rebuild_tokenizer, (self._model, stages))
 
     def __deepcopy__(self, memo):
@@ -481,8 +488,10 @@ class Tokenizer:
 
 
 def _rebuild_tokenizer(model, stages):
-    pattern, normalization, special_tokens, name = stages
-    return Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens, name=name)
+    pattern, normalization, special_tokens, name, *settings = stages  # no settings: older pickles
+    tokenizer = Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens, name=name)
+    tokenizer._init_settings(settings[0] if settings else None)
+    return tokenizer
 
 
 def _resolve(pattern):
