@@ -35,7 +35,7 @@ from .bytelevel import bytes_to_readable
 from .errors import SpecialTokenError, UsageError
 from .special import check_disallowed, resolve_special
 
-__all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS"]
+__all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS", "token_char_spans"]
 
 # The tokenizer_config.json settings a tokenizer carries, with their defaults.
 HF_SETTINGS = {
@@ -269,27 +269,7 @@ class DropInMixin:
         NOTE: with a normalization (NFC, NFKC) the spans index the normalized text.
         """
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        text = self._normalized(text)
-        # The character each byte of the text belongs to (surrogatepass: a lone surrogate is
-        # encoded as U+FFFD, also three bytes, so positions still line up).
-        character_of = np.repeat(
-            np.arange(len(text), dtype=np.int64),
-            [len(character.encode("utf-8", "surrogatepass")) for character in text],
-        )
-        offsets = []
-        position = 0
-        table = self._decode_table_view()
-        for token_id in ids:
-            size = len(table[token_id])
-            if size == 0:
-                offsets.append((0, 0) if position == 0 else (offsets[-1][1],) * 2)
-                continue
-            start, last = position, position + size - 1
-            if last >= len(character_of):
-                raise UsageError("the tokens cover more bytes than the text; its normalization changed its length")
-            offsets.append((int(character_of[start]), int(character_of[last]) + 1))
-            position += size
-        return ids, offsets
+        return ids, token_char_spans(self._normalized(text), self.decode_tokens_bytes(ids))
 
     def __call__(
         self,
@@ -442,6 +422,33 @@ def _tables(tokenizer):
         if string is not None:
             by_string.setdefault(string, token_id)
     return {"by_bytes": by_bytes, "by_string": by_string, "strings": strings}
+
+
+def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]]:
+    """Per token, the ``(start, end)`` characters of ``text`` its bytes ``pieces`` cover; a token
+    holding part of a character's bytes covers that whole character (HF's offsets).
+
+    Example:
+        >>> token_char_spans("hé", [b"h\\xc3", b"\\xa9"])
+        [(0, 2), (1, 2)]
+
+    Raises ``ValueError`` when the pieces do not add up to the text's UTF-8 bytes.
+    """
+    # The character each byte belongs to (surrogatepass: a lone surrogate, which encoding
+    # turns into U+FFFD, is also three bytes, so positions still line up).
+    widths = [len(character.encode("utf-8", "surrogatepass")) for character in text]
+    character_of = np.repeat(np.arange(len(text), dtype=np.int64), widths)
+    if sum(len(piece) for piece in pieces) != len(character_of):
+        raise ValueError("the tokens' bytes do not add up to the text's")
+    spans = []
+    position = 0
+    for piece in pieces:
+        if not piece:
+            spans.append((spans[-1][1],) * 2 if spans else (0, 0))
+            continue
+        spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
+        position += len(piece)
+    return spans
 
 
 def _as_tensor(value, return_tensors):
