@@ -429,7 +429,9 @@ class Tokenizer(DropInMixin):
     # -- files ---------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer as a JSON artifact (staged beside ``path``, then renamed).
+        """Write the tokenizer as a JSON artifact (staged beside ``path``, then renamed); name it
+        ``tokenizer.bytepair.json`` (``artifact.ARTIFACT_NAME``) or anything but HF's
+        ``tokenizer.json``, which ``save_pretrained`` writes.
 
         Raises ``ArtifactError`` for a vocabulary loaded from another library (write it back
         with ``to_tiktoken`` / ``to_huggingface``).
@@ -474,11 +476,24 @@ class Tokenizer(DropInMixin):
 
         return to_tiktoken(self, path)
 
-    def to_huggingface(self, path: str | os.PathLike) -> None:
+    def to_huggingface(self, path: str | os.PathLike, *, drop_unknown: bool = False) -> None:
         """Write an HF ``tokenizer.json``; see ``bytepair.formats.to_huggingface``."""
         from .formats.export import to_huggingface
 
-        return to_huggingface(self, path)
+        return to_huggingface(self, path, drop_unknown=drop_unknown)
+
+    def save_pretrained(self, folder: str | os.PathLike, *, drop_unknown: bool = False) -> list[Path]:
+        """Write a Hugging Face tokenizer folder (``tokenizer.json``, ``tokenizer_config.json``,
+        ``special_tokens_map.json``) that ``transformers.AutoTokenizer.from_pretrained(folder)``
+        reads with this tokenizer's ids and settings; see ``bytepair.formats.hf_folder``.
+
+        Example:
+            >>> tok.eos_token = tok.pad_token = "<|endoftext|>"  # doctest: +SKIP
+            >>> tok.save_pretrained("my-tokenizer")              # doctest: +SKIP
+        """
+        from .formats.hf_folder import save_pretrained
+
+        return save_pretrained(self, folder, drop_unknown=drop_unknown)
 
     def apply_chat_template(self, messages, **options):
         """Format chat messages with a chat template (see ``bytepair.chat``)."""

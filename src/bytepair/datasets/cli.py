@@ -24,7 +24,7 @@ from .wikitext import CLEANINGS, SPLITS
 PREPARE_EPILOG = (
     "Defaults are seed 000's: character mode, vocab 500, the first 500,000 characters of train "
     "(--max-chars 0 trains on all of it); merges come from train only, the base alphabet from "
-    "every split. Writes OUT/tokenizer.json, OUT/encoded_bpe/ and OUT/encoded_char/ "
+    "every split. Writes OUT/tokenizer.bytepair.json, OUT/encoded_bpe/ and OUT/encoded_char/ "
     "({train,val,test}.bin + meta.json, *_ids.pt when torch is installed)."
 )
 

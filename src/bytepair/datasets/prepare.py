@@ -14,11 +14,11 @@ The steps, seed 000's program made fast and safe:
 
 The layout (``bytepair.gpt`` reads exactly this)::
 
-    OUT/tokenizer.json                        the BPE tokenizer
+    OUT/tokenizer.bytepair.json               the BPE tokenizer
     OUT/encoded_bpe/{train,val,test}.bin      flat token ids, native byte order, for np.memmap
     OUT/encoded_bpe/{train,val,test}_ids.pt   torch.long tensors, when torch is installed
     OUT/encoded_bpe/meta.json
-    OUT/encoded_char/tokenizer.json           character-level: same alphabet, no merges
+    OUT/encoded_char/tokenizer.bytepair.json  character-level: same alphabet, no merges
     OUT/encoded_char/{train,val,test}.bin
     OUT/encoded_char/meta.json
 
@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..artifact import ARTIFACT_NAME
 from ..threads import renamed_workers
 from .blocks import ENCODE_BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
 from .encode import encode_all, normalized
@@ -175,8 +176,8 @@ def _encode_and_write(out, sources, resident, tokenizers, context, workers, pt_f
     """
     folders = {"bpe": out / "encoded_bpe", "char": out / "encoded_char"}
     with StagedFiles() as staged:
-        tokenizers["bpe"].save(staged.new(out / "tokenizer.json"))
-        tokenizers["char"].save(staged.new(folders["char"] / "tokenizer.json"))
+        tokenizers["bpe"].save(staged.new(out / ARTIFACT_NAME))
+        tokenizers["char"].save(staged.new(folders["char"] / ARTIFACT_NAME))
         plans = {
             (kind, name): (tok, staged.new(folders[kind] / f"{name}.bin"), _blocks_for(source, resident, tok, block_chars, workers))
             for kind, tok in tokenizers.items()
@@ -193,7 +194,7 @@ def _encode_and_write(out, sources, resident, tokenizers, context, workers, pt_f
                 torch_import.join()
                 for name in sources:
                     _write_pt(plans[("bpe", name)][1], staged.new(folders["bpe"] / f"{name}_ids.pt"), tokenizers["bpe"].array_dtype)
-            for kind, relative in (("bpe", "../tokenizer.json"), ("char", "tokenizer.json")):
+            for kind, relative in (("bpe", f"../{ARTIFACT_NAME}"), ("char", ARTIFACT_NAME)):
                 meta = _meta(kind, tokenizers[kind], relative, {n: counts[(kind, n)] for n in sources}, context)
                 staged.new(folders[kind] / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
             staged.commit(remove_first=[folder / "meta.json" for folder in folders.values()])
@@ -402,6 +403,6 @@ def _report(lines, result, workers, pt_files):
     except UnknownCharactersError as error:
         lines(f"sample {SAMPLE!r} not shown: {error}")
     extras = ", *_ids.pt" if pt_files else ""
-    lines(f"wrote {result.out / 'tokenizer.json'}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}), {result.out / 'encoded_char'}")
+    lines(f"wrote {result.out / ARTIFACT_NAME}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}), {result.out / 'encoded_char'}")
     total = sum(seconds.values())
     lines("time: " + ", ".join(f"{phase} {value:.2f}s" for phase, value in seconds.items()) + f", total {total:.2f}s")

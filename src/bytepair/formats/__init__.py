@@ -5,6 +5,7 @@ byte-exact, and export tokenizers trained here to tiktoken and Hugging Face file
 published file once into a cache (tiktoken's files, checked against tiktoken's hashes). A folder
 may hold any of::
 
+    tokenizer.json (+ tokenizer_config.json)  a Hugging Face tokenizer folder (hf_folder.py)
     <name>.tiktoken                  tiktoken rank files (gpt2.tiktoken, cl100k_base.tiktoken ...)
     gpt2/encoder.json, gpt2/vocab.bpe GPT-2's original files
     hf/<name>/tokenizer.json         Hugging Face files (llama3, gpt4o ...)
@@ -28,12 +29,14 @@ import hashlib
 import os
 from pathlib import Path
 
-from ..errors import FormatError
 from .._io import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
+from ..artifact import ARTIFACT_NAME
+from ..errors import FormatError
 from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
+from .hf_folder import load_pretrained, save_pretrained
 from .huggingface import load_huggingface, tokenizer_from_json
 from .tiktoken_files import (
     ENCODINGS,
@@ -122,6 +125,8 @@ def _find_in_folder(folder, name):
 
 def _load_path(path, name):
     if path.is_dir():
+        if name is None and ((path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()):
+            return load_pretrained(path)
         if name is None:
             raise FormatError(f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})")
         file = _find_in_folder(path, name)
@@ -183,4 +188,14 @@ def _json_file(path, name):
     raise FormatError(f"{path}: neither a Hugging Face tokenizer.json (no 'model') nor a bytepair tokenizer")
 
 
-__all__ = ["KNOWN", "load", "load_gpt2_files", "load_huggingface", "load_tiktoken", "to_huggingface", "to_tiktoken"]
+__all__ = [
+    "KNOWN",
+    "load",
+    "load_gpt2_files",
+    "load_huggingface",
+    "load_pretrained",
+    "load_tiktoken",
+    "save_pretrained",
+    "to_huggingface",
+    "to_tiktoken",
+]
