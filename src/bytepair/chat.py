@@ -164,13 +164,15 @@ def _prepared(messages, template, allow_special_in_content, special_tokens, vari
     caller's (each must be one the template reads); ``defaults`` the tokenizer's own."""
     source, is_builtin = _resolve_template(template)
     _check_variables_used(source, variables)
-    variables = {**(defaults or {}), **variables}
     clean = _validated_messages(messages, is_builtin)
     if not allow_special_in_content:
         special_tokens = special_token_list(special_tokens, "special_tokens")
-        protected = set(special_tokens) | _template_tokens(template, is_builtin, variables)
+        # The tokenizer's settings protect content only where they are special tokens: a
+        # pad_token set to an ordinary token ("!") must not forbid it in messages.
+        own = {name: value for name, value in (defaults or {}).items() if value in special_tokens}
+        protected = set(special_tokens) | _template_tokens(template, is_builtin, {**own, **variables})
         _refuse_special_in_content(clean, protected)
-    context = {"tools": None, "documents": None, **variables}
+    context = {"tools": None, "documents": None, **(defaults or {}), **variables}
     return source, clean, context
 
 

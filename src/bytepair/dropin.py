@@ -246,8 +246,10 @@ class DropInMixin:
         return [self.id_to_token(int(token_id)) for token_id in ids]
 
     def __len__(self) -> int:
-        """The number of ids, as ``len(hf_tokenizer)`` counts them (added tokens included)."""
-        return self.vocab_size
+        """The number of tokens, as ``len(hf_tokenizer)`` counts them: special tokens included,
+        unused ids not (o200k has ids up to 200018 but 200000 tokens). ``vocab_size`` and
+        ``n_vocab`` are the largest id plus one, the embedding table's size."""
+        return len(self._ids_by_string())
 
     # -- Hugging Face: offsets and the batch call ---------------------------------------
 
