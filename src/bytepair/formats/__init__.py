@@ -83,6 +83,8 @@ def load(
         return _load_path(Path(path), canonical)
     if canonical not in KNOWN and Path(name).exists():
         return _load_path(Path(name), None)
+    if canonical not in KNOWN and _looks_like_a_path(str(name)):
+        raise FormatError(f"{name}: no such tokenizer file or folder")
     if canonical not in KNOWN:
         raise FormatError(
             f"unknown vocabulary {str(name)!r}; use one of {', '.join(KNOWN)}, or a path to a "
@@ -92,6 +94,10 @@ def load(
     if vocab_dir and _find_in_folder(Path(vocab_dir), canonical):
         return _load_path(Path(vocab_dir), canonical)
     return _download(canonical, cache_dir, base_url)
+
+
+def _looks_like_a_path(name):
+    return os.sep in name or "/" in name or Path(name).suffix in (".json", ".tiktoken", ".bpe")
 
 
 def _download(name, cache_dir, base_url):
