@@ -36,7 +36,7 @@ from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
-from .hf_folder import load_pretrained, save_pretrained
+from .hf_folder import artifact_where_hf_expects_its_file, read_settings, save_pretrained
 from .huggingface import load_huggingface, tokenizer_from_json
 from .tiktoken_files import (
     ENCODINGS,
@@ -94,6 +94,37 @@ def load(
     if vocab_dir and _find_in_folder(Path(vocab_dir), canonical):
         return _load_path(Path(vocab_dir), canonical)
     return _download(canonical, cache_dir, base_url)
+
+
+def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
+    """A ``Tokenizer`` from a Hugging Face tokenizer folder (or one holding bytepair's
+    ``tokenizer.bytepair.json``), with its ``bos_token``, ``eos_token``, ``pad_token``,
+    ``unk_token``, ``chat_template`` and ``model_max_length`` (see ``hf_folder.py``).
+
+    Raises ``FormatError`` when the folder's ``tokenizer.json`` is a bytepair artifact (HF
+    cannot read it there), or when it holds neither file.
+
+    Example:
+        >>> load_pretrained("vocab/hf/llama3").eos_token  # doctest: +SKIP
+        '<|end_of_text|>'
+    """
+    folder = Path(folder)
+    ours, theirs = folder / ARTIFACT_NAME, folder / "tokenizer.json"
+    if ours.is_file():
+        tokenizer = _json_file(ours, None)
+    elif theirs.is_file():
+        text = read_tokenizer_text(theirs, FormatError)
+        with gc_paused():
+            data = parse_json(text, str(theirs), FormatError)
+            refusal = artifact_where_hf_expects_its_file(theirs, data)
+            if refusal is not None:
+                raise refusal
+            tokenizer = tokenizer_from_json(data, where=str(theirs), name=folder.name)
+    else:
+        raise FormatError(f"{folder}: no tokenizer.json or {ARTIFACT_NAME} in this folder")
+    for setting, value in read_settings(folder).items():
+        setattr(tokenizer, setting, value)
+    return tokenizer
 
 
 def _looks_like_a_path(name):

@@ -11,8 +11,10 @@ A folder holds::
 
 ``save_pretrained(tokenizer, folder)`` writes the first three so that
 ``transformers.AutoTokenizer.from_pretrained(folder)`` gives bytepair's ids, pads with the
-tokenizer's ``pad_token`` and knows its ``eos_token``. ``load_pretrained(folder)`` reads such a
-folder, written here or by transformers, into a ``Tokenizer`` with those settings. A folder may
+tokenizer's ``pad_token`` and knows its ``eos_token``. ``read_settings(folder)`` reads the
+settings back; ``formats.load_pretrained(folder)`` (``bytepair.load(folder)``) builds the
+tokenizer of such a folder, written here or by transformers, with them. (This module never
+imports the tokenizer, so that ``Tokenizer.save_pretrained`` can call it without a cycle.) A folder may
 also hold bytepair's own artifact, ``tokenizer.bytepair.json``, which is read instead of
 ``tokenizer.json`` when present (it keeps what HF's file cannot, e.g. a replay merge list).
 
@@ -21,7 +23,7 @@ It does not read slow-tokenizer files (``vocab.json`` + ``merges.txt``, ``tokeni
 Example:
     >>> save_pretrained(tok, "my-tokenizer")                      # doctest: +SKIP
     >>> AutoTokenizer.from_pretrained("my-tokenizer")("hi")       # doctest: +SKIP
-    >>> load_pretrained("my-tokenizer").eos_token                 # doctest: +SKIP
+    >>> read_settings("my-tokenizer")["eos_token"]                # doctest: +SKIP
     '<|endoftext|>'
 """
 
@@ -35,11 +37,9 @@ from typing import Any
 from .._io import parse_json, read_tokenizer_text, write_text_atomic
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
-from ..tokenizer import Tokenizer
 from .export import to_huggingface
-from .huggingface import tokenizer_from_json
 
-__all__ = ["HF_FILES", "load_pretrained", "save_pretrained"]
+__all__ = ["HF_FILES", "artifact_where_hf_expects_its_file", "read_settings", "save_pretrained"]
 
 HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 TOKEN_SETTINGS = ("bos_token", "eos_token", "pad_token", "unk_token")
@@ -99,41 +99,26 @@ def _write_json(path, content):
     write_text_atomic(path, json.dumps(content, ensure_ascii=False, indent=2) + "\n")
 
 
-def load_pretrained(folder: str | os.PathLike) -> Any:
-    """A ``Tokenizer`` from a Hugging Face tokenizer folder (or one holding bytepair's
-    artifact), with its ``bos_token``, ``eos_token``, ``pad_token``, ``unk_token``,
-    ``chat_template`` and ``model_max_length``.
-
-    Raises ``FormatError`` when the folder's ``tokenizer.json`` is a bytepair artifact (HF
-    cannot read it there), or when it holds neither file.
-    """
-    folder = Path(folder)
-    ours = folder / ARTIFACT_NAME
-    theirs = folder / "tokenizer.json"
-    if ours.is_file():
-        tokenizer = Tokenizer.from_dict(_parsed(ours), where=str(ours))
-    elif theirs.is_file():
-        data = _parsed(theirs)
-        if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
-            raise FormatError(
-                f"{theirs} is a bytepair artifact ({data['type']}), not a Hugging Face tokenizer.json, "
-                f"so transformers cannot read this folder; rename it to {ARTIFACT_NAME} (or load the "
-                "file itself with bytepair.load), and write HF's files with tok.save_pretrained(folder)"
-            )
-        tokenizer = tokenizer_from_json(data, where=str(theirs), name=folder.name)
-    else:
-        raise FormatError(f"{folder}: no tokenizer.json or {ARTIFACT_NAME} in this folder")
-    for name, value in _read_settings(folder).items():
-        setattr(tokenizer, name, value)
-    return tokenizer
+def artifact_where_hf_expects_its_file(path: Path, data: Any) -> FormatError | None:
+    """The error for a bytepair artifact named ``tokenizer.json`` inside a folder (transformers
+    would fail on it there), or None when ``data`` is not one."""
+    if isinstance(data, dict) and data.get("type") in ("character_bpe", "byte_bpe"):
+        return FormatError(
+            f"{path} is a bytepair artifact ({data['type']}), not a Hugging Face tokenizer.json, "
+            f"so transformers cannot read this folder; rename it to {ARTIFACT_NAME} (or load the "
+            "file itself with bytepair.load), and write HF's files with tok.save_pretrained(folder)"
+        )
+    return None
 
 
 def _parsed(path):
     return parse_json(read_tokenizer_text(path, FormatError), str(path), FormatError)
 
 
-def _read_settings(folder):
-    """The settings from tokenizer_config.json, special_tokens_map.json and chat_template.jinja."""
+def read_settings(folder: str | os.PathLike) -> dict:
+    """The settings (``bos_token`` ... ``model_max_length``) a folder's tokenizer_config.json,
+    special_tokens_map.json and chat_template.jinja give; absent files give none."""
+    folder = Path(folder)
     settings = {}
     for name in ("special_tokens_map.json", "tokenizer_config.json"):  # the config wins
         path = folder / name
