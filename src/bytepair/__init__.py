@@ -13,11 +13,13 @@ tiktoken's or HF's vocabularies) with normalization, special tokens and a patter
 
 Everything else lives in named modules: ``reference`` (the readable oracle), ``formats``
 (tiktoken and HF files), ``datasets`` (WikiText-2, encoded splits), ``gpt`` (a small model,
-needs ``bytepair[gpt]``), ``chat`` (chat templates).
+needs ``bytepair[gpt]``), ``chat`` (chat templates). Each is imported on first use, so
+``bytepair.chat.render_chat(...)`` works after a plain ``import bytepair``.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 
 from .errors import BytepairError
@@ -50,6 +52,17 @@ def load(
     from .formats import load as _load
 
     return _load(name, path=path, cache_dir=cache_dir, base_url=base_url)
+
+
+# Submodules imported on first attribute access (``bytepair.chat``): importing them here would
+# load jinja2, the formats and the datasets code for every ``import bytepair``.
+LAZY_SUBMODULES = ("artifact", "chat", "datasets", "dropin", "formats", "gpt", "patterns", "reference", "view")
+
+
+def __getattr__(name):
+    if name in LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 __all__ = ["BytepairError", "MergeModel", "RankModel", "Tokenizer", "load", "train", "__version__"]

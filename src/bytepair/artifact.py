@@ -15,6 +15,9 @@ Two shapes, one reader:
   written in GPT-2's byte-to-unicode form (``"Ġ"`` is the space byte, ``bytelevel.py``), so
   any bytes are held losslessly and the file stays readable.
 
+Its default file name is ``tokenizer.bytepair.json`` (``ARTIFACT_NAME``), so that it is never
+taken for Hugging Face's ``tokenizer.json``; files of any name load.
+
 ``save(load(f))`` reproduces ``f`` byte for byte. Reading checks the fingerprint and every field;
 a truncated, edited or foreign file raises ``ArtifactError`` saying which.
 
@@ -41,6 +44,9 @@ FORMAT_VERSION = 1
 TYPES = {"char": "character_bpe", "byte": "byte_bpe"}
 KNOWN_FIELDS = {"type", "version", "base_tokens", "merges", "mode", "pattern", "normalization",
                 "special_tokens", "byte_fallback", "vocab_size", "fingerprint"}
+
+# The default name of the artifact file: it says whose file it is (HF owns "tokenizer.json").
+ARTIFACT_NAME = "tokenizer.bytepair.json"
 
 
 class ArtifactContent(NamedTuple):

@@ -8,20 +8,28 @@ it into ids.
 Built-in layouts (``BUILTIN_TEMPLATES``):
 
 - ``"llama3"``: ``<|begin_of_text|>``, then per message
-  ``<|start_header_id|>{role}<|end_header_id|>\\n\\n{content}<|eot_id|>``; the generation prompt is
+  ``<|start_header_id|>{role}<|end_header_id|>\\n\\n{content}<|eot_id|>`` with the content stripped
+  of surrounding whitespace, as Meta's template does; the generation prompt is
   ``<|start_header_id|>assistant<|end_header_id|>\\n\\n``.
 - ``"chatml"``: per message ``<|im_start|>{role}\\n{content}<|im_end|>\\n``; the generation prompt is
   ``<|im_start|>assistant\\n``.
 
+Both mark each assistant message's content and its end-of-turn token with ``{% generation %}``, so
+``apply_chat_template(..., return_dict=True, return_assistant_tokens_mask=True)`` and
+``encode_conversations`` know which tokens a fine-tuned model should learn to produce.
+
 Custom templates render in the environment Hugging Face ``transformers`` uses, so a model's
 ``chat_template`` string gives the same text here as there: a sandboxed, immutable Jinja2
 environment with ``trim_blocks`` and ``lstrip_blocks``, the loop-controls extension
-(``{% break %}``, ``{% continue %}``), a ``{% generation %}`` block tag (rendered as its body),
+(``{% break %}``, ``{% continue %}``), a ``{% generation %}`` block tag (rendered as its body; its
+tokens are the assistant tokens of the mask),
 the ``tojson`` filter (no HTML escaping, ``ensure_ascii=False``), and the globals
 ``raise_exception``, ``strftime_now``, ``dict`` and ``namespace``. The template sees ``messages``,
 ``add_generation_prompt``, ``tools=None``, ``documents=None`` and every extra keyword variable
-(``bos_token``, ``eos_token``, ...). Hugging Face passes the tokenizer's special tokens as those
-variables; here the caller passes them.
+(``bos_token``, ``eos_token``, ...). As in Hugging Face, ``apply_chat_template`` passes the
+tokenizer's own ``bos_token``, ``eos_token``, ``pad_token`` and ``unk_token`` (set when it was loaded
+from an HF folder) and uses its ``chat_template`` when no template is given. A keyword the template
+never reads is an error, not silently ignored (a misspelled ``return_dict`` would otherwise be lost).
 
 Safety: special tokens come only from the template's own text. ``apply_chat_template`` encodes
 the special-token strings that the template's literal text (and its ``*_token`` variables such as
@@ -37,8 +45,7 @@ distinction: encode chats with ``apply_chat_template``, not by encoding its text
 
 This module does not know any tokenizer internals: it calls ``tokenizer.encode(text,
 allowed_special="all")`` and reads ``tokenizer.special_tokens`` and ``tokenizer.normalization``.
-It does not implement tool-call formats, multimodal content lists or Hugging Face's
-assistant-token masks.
+It does not implement tool-call formats or multimodal content lists.
 """
 
 from __future__ import annotations
@@ -52,6 +59,7 @@ from functools import lru_cache
 
 import jinja2
 import jinja2.ext
+import jinja2.meta
 import jinja2.nodes
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -64,6 +72,7 @@ __all__ = [
     "BUILTIN_TEMPLATES",
     "ChatTemplateError",
     "apply_chat_template",
+    "encode_conversations",
     "render_chat",
     "template_special_tokens",
 ]
@@ -74,15 +83,26 @@ __all__ = [
 BUILTIN_TEMPLATES = {
     "chatml": (
         "{% for message in messages %}"
+        "{% if message['role'] == 'assistant' %}"
+        "{{ '<|im_start|>assistant\\n' }}"
+        "{% generation %}{{ message['content'] + '<|im_end|>' }}{% endgeneration %}"
+        "{{ '\\n' }}"
+        "{% else %}"
         "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+        "{% endif %}"
         "{% endfor %}"
         "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
     ),
+    # As Meta's template: each content stripped of surrounding whitespace (``| trim``).
     "llama3": (
         "{{ '<|begin_of_text|>' }}"
         "{% for message in messages %}"
-        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n'"
-        " + message['content'] + '<|eot_id|>' }}"
+        "{{ '<|start_header_id|>' + message['role'] + '<|end_header_id|>\\n\\n' }}"
+        "{% if message['role'] == 'assistant' %}"
+        "{% generation %}{{ message['content'] | trim + '<|eot_id|>' }}{% endgeneration %}"
+        "{% else %}"
+        "{{ message['content'] | trim + '<|eot_id|>' }}"
+        "{% endif %}"
         "{% endfor %}"
         "{% if add_generation_prompt %}"
         "{{ '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
@@ -130,8 +150,8 @@ def render_chat(
         >>> render_chat([{"role": "user", "content": "Hi"}], "chatml", add_generation_prompt=True)
         '<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n'
 
-    NOTE: content is inserted verbatim. The Llama 3 template on the Hugging Face Hub (and Meta's
-    reference code) strips whitespace around each message; the built-in ``"llama3"`` does not.
+    NOTE: ``"chatml"`` inserts content verbatim; ``"llama3"`` strips whitespace around each
+    content, as the Llama 3 template on the Hugging Face Hub (and Meta's reference code) does.
     """
     source, clean, context = _prepared(
         messages, template, allow_special_in_content, special_tokens, variables
@@ -139,15 +159,20 @@ def render_chat(
     return _render(source, clean, bool(add_generation_prompt), context)
 
 
-def _prepared(messages, template, allow_special_in_content, special_tokens, variables):
-    """(Jinja source, checked messages, template variables) for one render."""
+def _prepared(messages, template, allow_special_in_content, special_tokens, variables, defaults=None):
+    """(Jinja source, checked messages, template variables) for one render. ``variables`` are the
+    caller's (each must be one the template reads); ``defaults`` the tokenizer's own."""
     source, is_builtin = _resolve_template(template)
+    _check_variables_used(source, variables)
     clean = _validated_messages(messages, is_builtin)
     if not allow_special_in_content:
         special_tokens = special_token_list(special_tokens, "special_tokens")
-        protected = set(special_tokens) | _template_tokens(template, is_builtin, variables)
+        # The tokenizer's settings protect content only where they are special tokens: a
+        # pad_token set to an ordinary token ("!") must not forbid it in messages.
+        own = {name: value for name, value in (defaults or {}).items() if value in special_tokens}
+        protected = set(special_tokens) | _template_tokens(template, is_builtin, {**own, **variables})
         _refuse_special_in_content(clean, protected)
-    context = {"tools": None, "documents": None, **variables}
+    context = {"tools": None, "documents": None, **(defaults or {}), **variables}
     return source, clean, context
 
 
@@ -155,13 +180,24 @@ def apply_chat_template(
     tokenizer,
     messages,
     *,
-    template="chatml",
+    template=None,
     add_generation_prompt=False,
     tokenize=True,
+    return_dict=False,
+    return_assistant_tokens_mask=False,
     allow_special_in_content=False,
     **template_variables,
 ):
     """Render ``messages`` and encode them with ``tokenizer``; ``tokenize=False`` returns the text.
+
+    ``template``: a built-in name or a Jinja source; default the tokenizer's ``chat_template``
+    (loaded from an HF folder), else ``"chatml"``. The tokenizer's ``bos_token``, ``eos_token``,
+    ``pad_token`` and ``unk_token`` are template variables unless given here.
+
+    ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}``, as
+    transformers does; with ``return_assistant_tokens_mask=True`` also ``"assistant_masks"``:
+    1 on every token that overlaps text the template produced inside ``{% generation %}...
+    {% endgeneration %}`` (transformers' rule), 0 elsewhere.
 
     The special-token strings in the template's own text become their special-token ids; text
     that came from ``messages`` or other caller data is encoded as ordinary text wherever it lands
@@ -178,9 +214,14 @@ def apply_chat_template(
     WARNING: a built-in layout needs each of its special tokens in ``tokenizer.special_tokens``;
     without them the markers would be encoded as plain text, so this raises instead.
     """
+    if return_assistant_tokens_mask and not (return_dict and tokenize):
+        raise ChatTemplateError("return_assistant_tokens_mask=True needs return_dict=True and tokenize=True")
+    if template is None:
+        template = getattr(tokenizer, "chat_template", None) or "chatml"
     special = dict(getattr(tokenizer, "special_tokens", None) or {})
+    defaults = _tokenizer_variables(tokenizer)
     source, clean, context = _prepared(
-        messages, template, allow_special_in_content, special, template_variables
+        messages, template, allow_special_in_content, special, template_variables, defaults
     )
     add_generation_prompt = bool(add_generation_prompt)
     if not tokenize:
@@ -189,14 +230,120 @@ def apply_chat_template(
         text = _render(source, clean, add_generation_prompt, context)
         segments = None
     else:
-        trusted = {name for name, value in template_variables.items() if _is_token_variable(name, value)}
+        trusted = {name for name, value in context.items() if _is_token_variable(name, value)}
+        trusted &= set(defaults) | set(template_variables)
         text, segments = _render_traced(source, clean, add_generation_prompt, context, trusted)
     if isinstance(template, str) and template in BUILTIN_TEMPLATES:
         _check_tokenizer_has_tokens(template, special)
     _check_normalization_keeps_markers(text, getattr(tokenizer, "normalization", None), special)
     if segments is None:
-        return tokenizer.encode(text, allowed_special="all")
-    return _encode_segments(tokenizer, segments, special)
+        ids = tokenizer.encode(text, allowed_special="all")
+    else:
+        ids = _encode_segments(tokenizer, segments, special)
+    if not return_dict:
+        return ids
+    result = {"input_ids": ids, "attention_mask": [1] * len(ids)}
+    if return_assistant_tokens_mask:
+        spans = _generation_spans(source, clean, add_generation_prompt, context, text)
+        result["assistant_masks"] = _assistant_mask(tokenizer, ids, text, spans)
+    return result
+
+
+def encode_conversations(tokenizer, conversations, *, template=None, max_length=None, **template_variables):
+    """Supervised fine-tuning data: ``{"input_ids", "attention_mask", "labels"}``, one list per
+    conversation, the labels being the ids on assistant tokens and -100 elsewhere (the value
+    PyTorch's cross-entropy and HF trainers ignore).
+
+    ``max_length`` cuts a conversation that is longer at the end of its last assistant turn that
+    fits whole, so no turn is ever kept in part; a conversation whose first assistant turn does
+    not fit raises ``ChatTemplateError`` naming it (raise ``max_length`` or leave it out).
+
+    Example:
+        >>> batch = encode_conversations(tok, [[{"role": "user", "content": "Hi"},  # doctest: +SKIP
+        ...                                     {"role": "assistant", "content": "Hello!"}]])
+        >>> batch["labels"][0][:3]  # doctest: +SKIP
+        [-100, -100, -100]
+
+    NOTE: the assistant tokens are those the template marks with ``{% generation %}`` (the
+    built-in templates mark each assistant content and its end-of-turn token); a template
+    without it gives no labels, which is refused rather than training on nothing.
+    """
+    if max_length is not None and (not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1):
+        raise ChatTemplateError(f"max_length must be a positive integer or None, not {max_length!r}")
+    batch = {"input_ids": [], "attention_mask": [], "labels": []}
+    for index, messages in enumerate(conversations):
+        encoded = apply_chat_template(
+            tokenizer, messages, template=template, return_dict=True, return_assistant_tokens_mask=True,
+            **template_variables,
+        )
+        ids, mask = encoded["input_ids"], encoded["assistant_masks"]
+        runs = _runs_of_ones(mask)
+        if not runs:
+            raise ChatTemplateError(
+                f"conversation {index} has no assistant tokens: its template marks none with "
+                "{% generation %} or it has no assistant message; add one, or use a template that "
+                "marks assistant turns"
+            )
+        if max_length is not None and len(ids) > max_length:
+            fitting = [end for _, end in runs if end <= max_length]
+            if not fitting:
+                raise ChatTemplateError(
+                    f"conversation {index}: its first assistant turn ends at token {runs[0][1]}, "
+                    f"beyond max_length={max_length}; raise max_length or leave the conversation out"
+                )
+            ids, mask = ids[: fitting[-1]], mask[: fitting[-1]]
+        batch["input_ids"].append(ids)
+        batch["attention_mask"].append([1] * len(ids))
+        batch["labels"].append([token if marked else -100 for token, marked in zip(ids, mask)])
+    return batch
+
+
+def _runs_of_ones(mask):
+    """``[(start, end)]`` of each run of 1s in ``mask``."""
+    runs = []
+    start = None
+    for position, value in enumerate([*mask, 0]):
+        if value and start is None:
+            start = position
+        elif not value and start is not None:
+            runs.append((start, position))
+            start = None
+    return runs
+
+
+def _tokenizer_variables(tokenizer):
+    """The tokenizer's own ``*_token`` settings, as transformers passes them to templates."""
+    found = {}
+    for name in ("bos_token", "eos_token", "pad_token", "unk_token"):
+        value = getattr(tokenizer, name, None)
+        if isinstance(value, str) and value:
+            found[name] = value
+    return found
+
+
+def _check_variables_used(source, variables):
+    """A keyword that the template never reads is a mistake (a misspelling, or an option this
+    function does not have), not something to pass on silently. The ``*_token`` strings are
+    exempt: transformers passes every one of the tokenizer's to every template."""
+    if not variables:
+        return
+    used = _variables_read(source)
+    unused = sorted(name for name, value in variables.items() if name not in used and not _is_token_variable(name, value))
+    if unused:
+        reads = ", ".join(sorted(used - {"messages", "add_generation_prompt"})) or "no other variables"
+        raise ChatTemplateError(
+            f"unknown keyword {unused[0]!r}: the chat template does not read it (it reads "
+            f"messages, add_generation_prompt and {reads}); remove it or check its spelling"
+        )
+
+
+@lru_cache(maxsize=64)
+def _variables_read(source):
+    try:
+        return frozenset(jinja2.meta.find_undeclared_variables(_environment().parse(source)))
+    except jinja2.TemplateSyntaxError:
+        _compiled(source)  # raises the error that names the line
+        raise
 
 
 def _is_token_variable(name, value):
@@ -385,7 +532,9 @@ class _GenerationBlock(jinja2.ext.Extension):
         return jinja2.nodes.CallBlock(self.call_method("_body"), [], [], body).set_lineno(lineno)
 
     def _body(self, caller):
-        return caller()
+        body = caller()
+        marks = _GENERATION_MARKS.get()
+        return body if marks is None else marks[0] + body + marks[1]
 
 
 # Jinja's filters that take a string and give a string; on a caller's string they run on its
@@ -469,6 +618,8 @@ def _render(source, messages, add_generation_prompt, context):
 # that occur nowhere in the render's inputs are chosen per render.
 _NONCHARACTERS = [chr(code) for code in range(0xFDD0, 0xFDF0)]
 _MARKS = contextvars.ContextVar("bytepair_chat_marks", default=None)
+# Set while rendering to find what ``{% generation %}`` blocks produced.
+_GENERATION_MARKS = contextvars.ContextVar("bytepair_chat_generation", default=None)
 
 
 def _plain_of(value):
@@ -615,8 +766,8 @@ def _strings(value):
             yield from _strings(item)
 
 
-def _choose_marks(*values):
-    used = set()
+def _choose_marks(*values, skip=()):
+    used = set(skip)
     for value in values:
         for text in _strings(value):
             used.update(character for character in text if "\ufdd0" <= character <= "\ufdef")
@@ -727,3 +878,58 @@ def _encode_segments(tokenizer, segments, special):
     if pending:
         ids.extend(tokenizer.encode("".join(pending), disallowed_special=()))
     return ids
+
+
+# --- assistant masks ----------------------------------------------------------------------------
+
+
+def _generation_spans(source, messages, add_generation_prompt, context, plain):
+    """``[(start, end)]`` character spans of ``plain`` that ``{% generation %}`` blocks produced."""
+    marks = _choose_marks(source, messages, context)
+    token = _GENERATION_MARKS.set(marks)
+    try:
+        marked = _render(source, messages, add_generation_prompt, context)
+    finally:
+        _GENERATION_MARKS.reset(token)
+    spans = []
+    opened = []
+    position = 0  # in the plain text
+    for character in marked:
+        if character == marks[0]:
+            opened.append(position)
+        elif character == marks[1] and opened:
+            start = opened.pop()
+            if not opened and position > start:  # a nested block lies inside its outer one
+                spans.append((start, position))
+        else:
+            position += 1
+    if marked.replace(marks[0], "").replace(marks[1], "") != plain:
+        raise ChatTemplateError(
+            "the chat template uses the output of a {% generation %} block as a value, so the "
+            "assistant tokens cannot be located; write the block's output directly"
+        )
+    return spans
+
+
+def _assistant_mask(tokenizer, ids, text, spans):
+    """1 on each token whose characters overlap a span (transformers' rule), else 0."""
+    from .dropin import token_char_spans
+
+    pieces = tokenizer.decode_tokens_bytes(ids)
+    try:
+        offsets = token_char_spans(text, pieces)
+    except ValueError:
+        raise ChatTemplateError(
+            "the tokenizer's normalization changes the rendered chat, so its tokens cannot be "
+            "lined up with the assistant text; use a tokenizer without normalization for masks"
+        ) from None
+    mask = [0] * len(ids)
+    span = 0
+    for index, (start, end) in enumerate(offsets):
+        while span < len(spans) and start >= spans[span][1]:
+            span += 1
+        if span == len(spans):
+            break
+        if end > spans[span][0] and end > start:
+            mask[index] = 1
+    return mask

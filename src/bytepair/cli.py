@@ -22,6 +22,7 @@ from ._cliutil import (
     read_text,
     training_options,
 )
+from .artifact import ARTIFACT_NAME
 from .errors import BytepairError, UsageError
 from .normalize import normalize
 from .report import longest_tokens
@@ -52,7 +53,10 @@ def main(argv=None):
 
 
 def build_parser():
+    from . import __version__
+
     parser = argparse.ArgumentParser(prog="bytepair", description="Train, run and compare BPE tokenizers.")
+    parser.add_argument("--version", action="version", version=f"bytepair {__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_train(subparsers)
     _add_encode(subparsers)
@@ -94,7 +98,7 @@ def _add_train(subparsers):
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="training text (UTF-8)")
     add_training_options(parser)
     parser.add_argument("--base-text", nargs="+", type=Path, default=None, metavar="FILE", help="char mode: files whose characters join the base alphabet")
-    parser.add_argument("-o", "--output", type=Path, default=Path("tokenizer.json"), help="where to write the tokenizer")
+    parser.add_argument("-o", "--output", type=Path, default=Path(ARTIFACT_NAME), help="where to write the tokenizer (bytepair's artifact; HF files: see save_pretrained)")
     parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
                         help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
                              "FILEs are then inputs as in encode-corpus (.txt/.jsonl/.parquet, folders, globs); put --ray after them")
@@ -164,53 +168,121 @@ def _round_trip_sample(tokenizer, text):
 # -- encode / decode ------------------------------------------------------------------------
 
 
+def _add_tokenizer_option(parser, positional=False):
+    """``-t``: anything ``bytepair.load`` takes, with ``--vocab-dir`` for published names."""
+    what = "a bytepair artifact, a .tiktoken file, an HF tokenizer.json or folder, or a name (cl100k_base, o200k_base, gpt2, llama3 ...)"
+    if positional:
+        parser.add_argument("tokenizer", help=what)
+    else:
+        parser.add_argument("-t", "--tokenizer", required=True, help=what)
+    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder or file holding a published vocabulary (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+
+
+def _load_tokenizer(args):
+    import bytepair
+
+    return bytepair.load(args.tokenizer, path=args.vocab_dir)
+
+
 def _add_encode(subparsers):
     parser = subparsers.add_parser("encode", help="text to token ids", formatter_class=HelpFormatter)
     parser.add_argument("input", nargs="?", default="-", help="text file, or - for standard input")
-    parser.add_argument("-t", "--tokenizer", type=Path, required=True, help="tokenizer JSON file")
-    parser.add_argument("--pieces", action="store_true", help="show each piece with its id")
-    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens to encode as such, or 'all'")
-    parser.add_argument("--json", action="store_true", help="print the ids as a JSON list")
+    _add_tokenizer_option(parser)
+    parser.add_argument("--pieces", action="store_true", help="show each piece with its id (bytes that split a character escaped)")
+    parser.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token to encode as such; repeat the flag for more")
+    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="'all', or comma-separated special tokens (prefer --special)")
+    parser.add_argument("--format", choices=("text", "json", "npy", "bin"), default=None, help="ids as text, a JSON list, a .npy array or raw .bin (default: from -o's suffix, else text)")
+    parser.add_argument("--json", action="store_true", help="same as --format json")
+    parser.add_argument("-o", "--output", type=Path, default=None, help="write the ids to this file instead of standard output")
     parser.set_defaults(run=_run_encode)
 
 
-def _allowed(value):
-    if value == "all":
+def _allowed(args):
+    if args.allowed_special == "all":
         return "all"
-    return frozenset(token for token in value.split(",") if token)
+    return frozenset(token for token in args.allowed_special.split(",") if token) | frozenset(args.special)
+
+
+def _output_format(args):
+    if args.json:
+        return "json"
+    if args.format:
+        return args.format
+    suffix = args.output.suffix.lstrip(".") if args.output else ""
+    return suffix if suffix in ("json", "npy", "bin") else "text"
 
 
 def _run_encode(args):
-    from .tokenizer import Tokenizer
+    import numpy as np
 
-    tokenizer = Tokenizer.load(args.tokenizer)
+    from ._io import write_bytes_atomic, write_text_atomic
+
+    tokenizer = _load_tokenizer(args)
     text = read_text(args.input)
-    ids = tokenizer.encode(text, allowed_special=_allowed(args.allowed_special))
+    ids = tokenizer.encode(text, allowed_special=_allowed(args))
     if args.pieces:
         for token_id in ids:
-            print(f"{token_id:>8}  {tokenizer.token_string(token_id)!r}")
+            print(f"{token_id:>8}  {_piece(tokenizer, token_id)}")
         print(f"{len(ids)} tokens, {len(text)} characters", file=sys.stderr)
-    elif args.json:
-        print(json.dumps(ids))
+        return 0
+    form = _output_format(args)
+    if form in ("npy", "bin"):
+        if args.output is None:
+            raise UsageError(f"--format {form} writes a binary file; give -o FILE")
+        array = np.asarray(ids, dtype=tokenizer.array_dtype)
+        if form == "bin":
+            write_bytes_atomic(args.output, array.tobytes())
+        else:
+            import io
+
+            buffer = io.BytesIO()
+            np.save(buffer, array)
+            write_bytes_atomic(args.output, buffer.getvalue())
+        print(f"wrote {len(ids)} ids ({array.dtype}) to {args.output}", file=sys.stderr)
+        return 0
+    out = json.dumps(ids) if form == "json" else " ".join(map(str, ids))
+    if args.output is not None:
+        write_text_atomic(args.output, out + "\n")
     else:
-        print(" ".join(map(str, ids)))
+        print(out)
     return 0
+
+
+def _piece(tokenizer, token_id):
+    """A token's text, or its bytes escaped where they are part of a character (no U+FFFD)."""
+    raw = tokenizer.token_bytes(token_id)
+    try:
+        return repr(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return repr(raw)
 
 
 def _add_decode(subparsers):
     parser = subparsers.add_parser("decode", help="token ids to text", formatter_class=HelpFormatter)
-    parser.add_argument("input", nargs="?", default="-", help="ids (whitespace/comma separated or JSON), or - for standard input")
-    parser.add_argument("-t", "--tokenizer", type=Path, required=True, help="tokenizer JSON file")
+    parser.add_argument("input", nargs="*", help="token ids (e.g. 15339 1917), or a file of ids; default: ids from standard input")
+    _add_tokenizer_option(parser)
+    parser.add_argument("--ids", default=None, help='the ids as one argument, e.g. --ids "15339 1917" or "[15339, 1917]"')
     parser.add_argument("--errors", choices=("replace", "strict"), default="replace", help="what to do with invalid UTF-8")
     parser.set_defaults(run=_run_decode)
 
 
-def _run_decode(args):
-    from .tokenizer import Tokenizer
+def _id_words(raw):
+    return raw.replace(",", " ").replace("[", " ").replace("]", " ").split()
 
-    tokenizer = Tokenizer.load(args.tokenizer)
-    raw = read_text(args.input)
-    words = raw.replace(",", " ").replace("[", " ").replace("]", " ").split()
+
+def _decode_input(args):
+    if args.ids is not None:
+        return _id_words(args.ids)
+    if args.input and all(word.lstrip("-").isdigit() or "," in word or "[" in word or "]" in word for word in args.input):
+        return _id_words(" ".join(args.input))
+    if len(args.input) > 1:
+        raise UsageError(f"decode takes ids or one file of ids, not {args.input!r}; pass ids as --ids \"1 2 3\"")
+    return _id_words(read_text(args.input[0] if args.input else "-"))
+
+
+def _run_decode(args):
+    words = _decode_input(args)
+    tokenizer = _load_tokenizer(args)
     ids = []
     for position, word in enumerate(words):
         try:
@@ -229,17 +301,15 @@ def _run_decode(args):
 
 
 def _add_inspect(subparsers):
-    parser = subparsers.add_parser("inspect", help="what a tokenizer file holds", formatter_class=HelpFormatter)
-    parser.add_argument("tokenizer", type=Path, help="tokenizer JSON file")
+    parser = subparsers.add_parser("inspect", help="what a tokenizer holds", formatter_class=HelpFormatter)
+    _add_tokenizer_option(parser, positional=True)
     parser.add_argument("--vocab", action="store_true", help="dump the whole vocabulary: id, bytes, readable form")
     parser.add_argument("--top", type=int, default=10, help="how many merges and longest tokens to show")
     parser.set_defaults(run=_run_inspect)
 
 
 def _run_inspect(args):
-    from .tokenizer import Tokenizer
-
-    tokenizer = Tokenizer.load(args.tokenizer)
+    tokenizer = _load_tokenizer(args)
     if args.vocab:
         for token_id in range(tokenizer.vocab_size):
             try:
@@ -249,16 +319,26 @@ def _run_inspect(args):
             kind = "special" if tokenizer.is_special(token_id) else ""
             print(f"{token_id}\t{raw.hex()}\t{tokenizer.token_string(token_id)!r}\t{kind}".rstrip())
         return 0
-    print(f"type          {'character_bpe' if tokenizer.mode == 'char' else 'byte_bpe'}")
+    kind = ("character_bpe" if tokenizer.mode == "char" else "byte_bpe") if tokenizer.rule == "replay" else f"byte_bpe ({tokenizer.rule} ranks)"
+    print(f"type          {kind}")
+    if tokenizer.name:
+        print(f"name          {tokenizer.name}")
     print(f"vocab size    {tokenizer.vocab_size}")
-    print(f"merges        {len(tokenizer.merges)}")
+    print(f"merges        {len(tokenizer.merges) if tokenizer.rule == 'replay' else len(tokenizer.model.merge_pairs())}")
     print(f"pattern       {tokenizer.pattern_name or tokenizer.pattern}")
     print(f"normalization {tokenizer.normalization}")
-    print(f"special       {tokenizer.special_tokens or '-'}")
+    specials = tokenizer.special_tokens
+    shown = dict(list(specials.items())[:8])
+    more = f" (+{len(specials) - len(shown)} more)" if len(specials) > len(shown) else ""
+    print(f"special       {(str(shown) + more) if specials else '-'}")
+    for name in ("bos_token", "eos_token", "pad_token"):
+        if getattr(tokenizer, name) is not None:
+            print(f"{name:<13} {getattr(tokenizer, name)!r}")
     print(f"fingerprint   {tokenizer.fingerprint}")
-    print(f"first {args.top} merges:")
-    for number, (left, right) in enumerate(tokenizer.merges[: args.top], 1):
-        print(f"  {number:4d}  {_show(left)} + {_show(right)}")
+    if tokenizer.merges:
+        print(f"first {args.top} merges:")
+        for number, (left, right) in enumerate(tokenizer.merges[: args.top], 1):
+            print(f"  {number:4d}  {_show(left)} + {_show(right)}")
     print(f"longest {args.top} learned tokens:")
     for token_id, token in longest_tokens(tokenizer, args.top):
         print(f"  {token_id:6d}  {token!r}")

@@ -66,6 +66,7 @@ def register(subparsers):
 
 
 def run(args):
+    from .artifact import ARTIFACT_NAME
     from .report import learned_tokens_report, sample_report, split_report
     from .tokenizer import Tokenizer
     from .train import train
@@ -83,7 +84,7 @@ def run(args):
         base_text=[corpus[name] for name in SPLITS] if args.mode == "char" else None,
     )
     print(f"trained {tokenizer.vocab_size} tokens on {min(args.max_chars, len(corpus['train'])):,} characters in {time.perf_counter() - started:.2f}s")
-    path = args.output / "tokenizer.json"
+    path = args.output / ARTIFACT_NAME
     tokenizer.save(path)
     loaded = Tokenizer.load(path)
     if loaded.fingerprint != tokenizer.fingerprint:

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _engine, artifact
+from .dropin import DropInMixin
 from .errors import (
     ArtifactError,
     SpecialTokenError,
@@ -50,7 +51,7 @@ Model = MergeModel | RankModel
 SpecialTokens = Iterable[str] | Mapping[str, int]
 
 
-class Tokenizer:
+class Tokenizer(DropInMixin):
     """A BPE tokenizer: a vocabulary model composed with normalization, special tokens and a
     pre-tokenization pattern (Hugging Face's shape: ``Tokenizer(model, ...)``).
 
@@ -70,6 +71,11 @@ class Tokenizer:
         'aaabd'
         >>> Tokenizer(tok.model).encode("aaabd")
         [5, 1, 3]
+
+    It also answers to the names code written for tiktoken and Hugging Face calls (``n_vocab``,
+    ``eot_token``, ``decode_with_offsets``, ``get_vocab``, ``tok(texts, padding=True)``...; see
+    ``bytepair.dropin``), and carries HF's settings (``bos_token``, ``eos_token``,
+    ``pad_token``, ``chat_template``, ``model_max_length``) as attributes.
 
     NOTE: ids are the model's (for a MergeModel: base tokens first, then each merge's new value
     in merge order, a merge that rebuilds an existing value reusing its id, then byte-fallback
@@ -108,6 +114,7 @@ class Tokenizer:
         self._pattern_name, self._pattern = _resolve(pattern)
         self._special_tokens: dict[str, int] = {}
         self._install_special(special_tokens)
+        self._init_settings()
 
     # -- construction helpers -----------------------------------------------------------
 
@@ -224,7 +231,7 @@ class Tokenizer:
         # By content: the model (its minimal truth) and the stages; the engine, tables and
         # fingerprint are rebuilt on load. A named pattern travels by name.
         pattern = self._pattern_name or self._pattern
-        stages = (pattern, self._normalization, dict(self._special_tokens), self._name)
+        stages = (pattern, self._normalization, dict(self._special_tokens), self._name, self._settings())
         return (_rebuild_tokenizer, (self._model, stages))
 
     def __deepcopy__(self, memo):
@@ -521,7 +528,9 @@ class Tokenizer:
     # -- files ---------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the tokenizer as a JSON artifact (staged beside ``path``, then renamed).
+        """Write the tokenizer as a JSON artifact (staged beside ``path``, then renamed); name it
+        ``tokenizer.bytepair.json`` (``artifact.ARTIFACT_NAME``) or anything but HF's
+        ``tokenizer.json``, which ``save_pretrained`` writes.
 
         Raises ``ArtifactError`` for a vocabulary loaded from another library (write it back
         with ``to_tiktoken`` / ``to_huggingface``).
@@ -566,11 +575,24 @@ class Tokenizer:
 
         return to_tiktoken(self, path)
 
-    def to_huggingface(self, path: str | os.PathLike) -> None:
+    def to_huggingface(self, path: str | os.PathLike, *, drop_unknown: bool = False) -> None:
         """Write an HF ``tokenizer.json``; see ``bytepair.formats.to_huggingface``."""
         from .formats.export import to_huggingface
 
-        return to_huggingface(self, path)
+        return to_huggingface(self, path, drop_unknown=drop_unknown)
+
+    def save_pretrained(self, folder: str | os.PathLike, *, drop_unknown: bool = False) -> list[Path]:
+        """Write a Hugging Face tokenizer folder (``tokenizer.json``, ``tokenizer_config.json``,
+        ``special_tokens_map.json``) that ``transformers.AutoTokenizer.from_pretrained(folder)``
+        reads with this tokenizer's ids and settings; see ``bytepair.formats.hf_folder``.
+
+        Example:
+            >>> tok.eos_token = tok.pad_token = "<|endoftext|>"  # doctest: +SKIP
+            >>> tok.save_pretrained("my-tokenizer")              # doctest: +SKIP
+        """
+        from .formats.hf_folder import save_pretrained
+
+        return save_pretrained(self, folder, drop_unknown=drop_unknown)
 
     def apply_chat_template(self, messages, **options):
         """Format chat messages with a chat template (see ``bytepair.chat``)."""
@@ -580,8 +602,10 @@ class Tokenizer:
 
 
 def _rebuild_tokenizer(model, stages):
-    pattern, normalization, special_tokens, name = stages
-    return Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens, name=name)
+    pattern, normalization, special_tokens, name, *settings = stages  # no settings: older pickles
+    tokenizer = Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens, name=name)
+    tokenizer._init_settings(settings[0] if settings else None)
+    return tokenizer
 
 
 def _resolve(pattern):

@@ -100,4 +100,4 @@ def test_demo_runs_end_to_end(tmp_path):
     result = bytepair("demo", "-o", tmp_path / "demo")
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("round trip ok") == 3
-    assert "compression" in result.stdout and (tmp_path / "demo" / "tokenizer.json").exists()
+    assert "compression" in result.stdout and (tmp_path / "demo" / "tokenizer.bytepair.json").exists()

@@ -163,7 +163,7 @@ def char_tokenizers(wikitext_valid):
 @pytest.mark.parametrize("case", ["seed 000 (no pattern)", "gpt2 pattern, specials", "byte fallback"])
 def test_character_level_exports_to_huggingface(char_tokenizers, wikitext_valid, tmp_path, case):
     tokenizer = char_tokenizers[case]
-    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json", drop_unknown=not tokenizer.byte_fallback)
     reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = [wikitext_valid[300_000:330_000], "the  cat\n\n sat = 3 @,@ 000 <|pad|>"]
     if tokenizer.byte_fallback:
@@ -173,6 +173,19 @@ def test_character_level_exports_to_huggingface(char_tokenizers, wikitext_valid,
         ours = tokenizer.encode(text, allowed_special=allowed)
         assert reference.encode(text, add_special_tokens=False).ids == ours
         assert reference.decode(ours, skip_special_tokens=False) == text
+
+
+@pytest.mark.data
+def test_character_level_without_byte_fallback_is_not_exported_silently_lossy(char_tokenizers, tmp_path):
+    tokenizer = char_tokenizers["seed 000 (no pattern)"]
+    with pytest.raises(FormatError, match="silently drop every other character"):
+        to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    assert not (tmp_path / "tokenizer.json").exists()
+    with pytest.raises(FormatError, match="silently drop"):
+        tokenizer.save_pretrained(tmp_path / "folder")
+    tokenizer.save_pretrained(tmp_path / "folder", drop_unknown=True)
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "folder" / "tokenizer.json"))
+    assert reference.encode("the cat", add_special_tokens=False).ids == tokenizer.encode("the cat")
 
 
 @pytest.mark.data

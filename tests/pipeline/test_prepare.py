@@ -80,7 +80,7 @@ def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path)
 @pytest.mark.data
 def test_every_file_of_the_layout_is_written(prepared):
     _, out, _ = prepared
-    expected = {"tokenizer.json", "encoded_bpe/meta.json", "encoded_char/meta.json", "encoded_char/tokenizer.json"}
+    expected = {"tokenizer.bytepair.json", "encoded_bpe/meta.json", "encoded_char/meta.json", "encoded_char/tokenizer.bytepair.json"}
     expected |= {f"encoded_{kind}/{name}.bin" for kind in ("bpe", "char") for name in SPLITS}
     if importlib.util.find_spec("torch") is not None:
         expected |= {f"encoded_bpe/{name}_ids.pt" for name in SPLITS}
@@ -125,7 +125,7 @@ def test_the_base_alphabet_comes_from_every_split_and_char_ids_are_its_indices(p
     for name in SPLITS:
         _, ids = read_stream(out / "encoded_char", name)
         assert ids.tolist() == [index[c] for c in texts[name]]
-    char_tokenizer = Tokenizer.load(out / "encoded_char" / "tokenizer.json")
+    char_tokenizer = Tokenizer.load(out / "encoded_char" / "tokenizer.bytepair.json")
     assert list(char_tokenizer.base_tokens) == alphabet and char_tokenizer.merges == ()
 
 

@@ -24,7 +24,7 @@ PREPARE_EPILOG = (
     "Defaults are seed 000's: character mode, vocab 500, the first 500,000 characters of train "
     "(--max-chars 0 trains on all of it); merges come from train only, the base alphabet from "
     "every split. --tokenizer encodes with an existing tokenizer instead of training one. "
-    "Writes OUT/tokenizer.json and OUT/encoded_bpe/ ({train,val,test}.bin + meta.json), with "
+    "Writes OUT/tokenizer.bytepair.json and OUT/encoded_bpe/ ({train,val,test}.bin + meta.json), with "
     "--char-baseline OUT/encoded_char/ (for `bytepair gpt compare`), with --pt *_ids.pt files."
 )
 

@@ -17,12 +17,12 @@ The steps, seed 000's program made fast and safe:
 
 The layout (``bytepair.gpt`` reads exactly this)::
 
-    OUT/tokenizer.json                        the BPE tokenizer (trained, or the one given;
+    OUT/tokenizer.bytepair.json               the BPE tokenizer (trained, or the one given;
                                               a published tiktoken one as OUT/NAME.tiktoken)
     OUT/encoded_bpe/{train,val,test}.bin      flat token ids, native byte order, for np.memmap
     OUT/encoded_bpe/meta.json
     OUT/encoded_bpe/{train,val,test}_ids.pt   torch.long tensors, with pt_files (--pt)
-    OUT/encoded_char/tokenizer.json           with char_baseline (--char-baseline):
+    OUT/encoded_char/tokenizer.bytepair.json  with char_baseline (--char-baseline):
     OUT/encoded_char/{train,val,test}.bin     character-level, same alphabet, no merges
     OUT/encoded_char/meta.json
 
@@ -60,6 +60,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..artifact import ARTIFACT_NAME
 from ..threads import renamed_workers
 from .blocks import ENCODE_BLOCK_CHARS, WHOLE_SPLIT_CHARS, SplitSource, cut_for, fitting_block, newline_cut, safe_cut
 from .encode import encode_all, normalized
@@ -106,7 +107,7 @@ class Prepared:
 TRAINING_DEFAULTS = {"mode": "char", "vocab_size": 500, "max_chars": 500_000}
 # What a folder written by ``prepare`` holds at its top level (and the hidden temporary files
 # that versions before the staging folder could leave after a kill).
-LAYOUT = ("tokenizer.json", "encoded_bpe", "encoded_char")
+LAYOUT = (ARTIFACT_NAME, "tokenizer.json", "encoded_bpe", "encoded_char")
 
 
 def prepare(
@@ -298,7 +299,7 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
         path.mkdir()
     tokenizer_file = save_tokenizer(tokenizers["bpe"], folder)
     if "char" in tokenizers:
-        tokenizers["char"].save(folders["char"] / "tokenizer.json")
+        tokenizers["char"].save(folders["char"] / ARTIFACT_NAME)
     plans = {
         (kind, name): (tok, folders[kind] / f"{name}.bin", _blocks_for(source, resident, tok, block_chars, workers))
         for kind, tok in tokenizers.items()
@@ -315,7 +316,7 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
             torch_import.join()
             for name in sources:
                 _write_pt(plans[("bpe", name)][1], folders["bpe"] / f"{name}_ids.pt", tokenizers["bpe"].array_dtype)
-        relative = {"bpe": f"../{tokenizer_file}", "char": "tokenizer.json"}
+        relative = {"bpe": f"../{tokenizer_file}", "char": ARTIFACT_NAME}
         for kind, tok in tokenizers.items():
             meta = _meta(kind, tok, relative[kind], {n: counts[(kind, n)] for n in sources}, context)
             (folders[kind] / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -325,15 +326,15 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
 def save_tokenizer(tokenizer, folder):
     """Write ``tokenizer`` into ``folder`` in a file ``bytepair.load`` rebuilds it from (same
     fingerprint); return the file's name. bytepair's own tokenizers are saved as
-    ``tokenizer.json``; a vocabulary loaded from another library's files cannot be (its ids are
+    ``tokenizer.bytepair.json``; a vocabulary loaded from another library's files cannot be (its ids are
     that library's ranks), so it is written back in its own format: a published tiktoken
     encoding as ``NAME.tiktoken``, any other as a Hugging Face ``tokenizer.json``.
     """
     from bytepair.formats import TIKTOKEN_VOCABULARIES, to_huggingface, to_tiktoken
 
     if tokenizer.model.export_refusal("artifact") is None:
-        tokenizer.save(folder / "tokenizer.json")
-        return "tokenizer.json"
+        tokenizer.save(folder / ARTIFACT_NAME)
+        return ARTIFACT_NAME
     name = getattr(tokenizer, "name", None)
     if name in TIKTOKEN_VOCABULARIES and tokenizer.model.export_refusal("tiktoken") is None:
         to_tiktoken(tokenizer, folder / f"{name}.tiktoken")
@@ -548,6 +549,6 @@ def _report(lines, result, workers, pt_files):
         lines(f"sample {SAMPLE!r} not shown: {error}")
     extras = ", *_ids.pt" if pt_files else ""
     char = f", {result.out / 'encoded_char'}" if result.char_tokenizer is not None else ""
-    lines(f"wrote {result.out / 'tokenizer.json'}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}")
+    lines(f"wrote {result.out / ARTIFACT_NAME}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}")
     total = sum(seconds.values())
     lines("time: " + ", ".join(f"{phase} {value:.2f}s" for phase, value in seconds.items()) + f", total {total:.2f}s")

@@ -6,6 +6,7 @@ export tokenizers trained here to tiktoken and Hugging Face files.
 published file once into a cache (tiktoken's files, checked against tiktoken's hashes). A folder
 may hold any of::
 
+    tokenizer.json (+ tokenizer_config.json)  a Hugging Face tokenizer folder (hf_folder.py)
     <name>.tiktoken                  tiktoken rank files (gpt2.tiktoken, cl100k_base.tiktoken ...)
     gpt2/encoder.json, gpt2/vocab.bpe GPT-2's original files
     hf/<name>/tokenizer.json         Hugging Face files (llama3, gpt4o ...)
@@ -32,11 +33,13 @@ import os
 from pathlib import Path
 
 from .._io import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
+from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
 from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
+from .hf_folder import artifact_where_hf_expects_its_file, read_settings, save_pretrained
 from .huggingface import load_huggingface, tokenizer_from_json
 from .sentencepiece import load_sentencepiece
 from .tekken import is_tekken, load_tekken, tokenizer_from_tekken
@@ -91,6 +94,8 @@ def load(
         return _load_path(Path(path), canonical)
     if canonical not in KNOWN and Path(name).exists():
         return _load_path(Path(name), None)
+    if canonical not in KNOWN and _looks_like_a_path(str(name)):
+        raise FormatError(f"{name}: no such tokenizer file or folder")
     if canonical not in KNOWN:
         raise FormatError(
             f"unknown vocabulary {str(name)!r}; use one of {', '.join(KNOWN)}, or a path to a "
@@ -100,6 +105,41 @@ def load(
     if vocab_dir and _find_in_folder(Path(vocab_dir), canonical):
         return _load_path(Path(vocab_dir), canonical)
     return _download(canonical, cache_dir, base_url)
+
+
+def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
+    """A ``Tokenizer`` from a Hugging Face tokenizer folder (or one holding bytepair's
+    ``tokenizer.bytepair.json``), with its ``bos_token``, ``eos_token``, ``pad_token``,
+    ``unk_token``, ``chat_template`` and ``model_max_length`` (see ``hf_folder.py``).
+
+    Raises ``FormatError`` when the folder's ``tokenizer.json`` is a bytepair artifact (HF
+    cannot read it there), or when it holds neither file.
+
+    Example:
+        >>> load_pretrained("vocab/hf/llama3").eos_token  # doctest: +SKIP
+        '<|end_of_text|>'
+    """
+    folder = Path(folder)
+    ours, theirs = folder / ARTIFACT_NAME, folder / "tokenizer.json"
+    if ours.is_file():
+        tokenizer = _json_file(ours, None)
+    elif theirs.is_file():
+        text = read_tokenizer_text(theirs, FormatError)
+        with gc_paused():
+            data = parse_json(text, str(theirs), FormatError)
+            refusal = artifact_where_hf_expects_its_file(theirs, data)
+            if refusal is not None:
+                raise refusal
+            tokenizer = tokenizer_from_json(data, where=str(theirs), name=folder.name)
+    else:
+        raise FormatError(f"{folder}: no tokenizer.json or {ARTIFACT_NAME} in this folder")
+    for setting, value in read_settings(folder).items():
+        setattr(tokenizer, setting, value)
+    return tokenizer
+
+
+def _looks_like_a_path(name):
+    return os.sep in name or "/" in name or Path(name).suffix in (".json", ".tiktoken", ".bpe")
 
 
 def _download(name, cache_dir, base_url):
@@ -135,6 +175,8 @@ def _find_in_folder(folder, name):
 
 def _load_path(path, name):
     if path.is_dir():
+        if name is None and ((path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()):
+            return load_pretrained(path)
         if name is None:
             raise FormatError(f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})")
         file = _find_in_folder(path, name)
@@ -204,6 +246,15 @@ def _json_file(path, name):
 
 
 __all__ = [
-    "KNOWN", "load", "load_gpt2_files", "load_huggingface", "load_sentencepiece", "load_tekken", "load_tiktoken",
-    "to_huggingface", "to_tiktoken",
+    "KNOWN",
+    "load",
+    "load_gpt2_files",
+    "load_huggingface",
+    "load_pretrained",
+    "load_sentencepiece",
+    "load_tekken",
+    "load_tiktoken",
+    "save_pretrained",
+    "to_huggingface",
+    "to_tiktoken",
 ]

@@ -119,20 +119,33 @@ def _merge_by_rank(value, ranks):
     return parts
 
 
-def to_huggingface(tokenizer: Any, path: str | os.PathLike) -> None:
+def to_huggingface(tokenizer: Any, path: str | os.PathLike, *, drop_unknown: bool = False) -> None:
     """Write ``tokenizer`` as a Hugging Face ``tokenizer.json`` that gives bytepair's ids.
 
     Loads in ``tokenizers.Tokenizer.from_file(path)`` and
     ``transformers.PreTrainedTokenizerFast(tokenizer_file=path)``; special tokens become
     ``added_tokens`` (HF always matches them, like ``encode(..., allowed_special="all")``).
 
-    WARNING: a character-level tokenizer raises on characters outside its alphabet; HF drops
-    them silently (unless the tokenizer has byte fallback). HF's regex engine has older Unicode
-    tables, so characters assigned in recent Unicode versions may split differently there.
+    A character-level tokenizer without byte fallback is refused: it raises on characters
+    outside its alphabet, where HF's BPE would drop them without a word, so the model would be
+    fed text with holes. Retrain with ``byte_fallback=True`` (its ``<0xXX>`` tokens export, and
+    HF then encodes such characters as bytepair does), or pass ``drop_unknown=True`` to accept
+    HF's dropping.
+
+    WARNING: HF's regex engine has older Unicode tables, so characters assigned in recent
+    Unicode versions may split differently there.
     """
     refusal = tokenizer.model.export_refusal("huggingface")
     if refusal:
         raise FormatError(refusal)
+    model = tokenizer.model
+    if model.mode == "char" and not model.fallback_ids and not drop_unknown:
+        alphabet = "".join(sorted(model.base_tokens))
+        raise FormatError(
+            f"this character-level tokenizer knows only its {len(alphabet)} base characters "
+            f"({alphabet[:40]!r}{'...' if len(alphabet) > 40 else ''}); HF would silently drop every "
+            "other character. Retrain with byte_fallback=True, or pass drop_unknown=True to accept that"
+        )
     if isinstance(tokenizer.model, MergeModel):
         _check_replay_matches_hf(tokenizer.model)
     content = huggingface_json(tokenizer)

@@ -5,7 +5,7 @@ package without PyTorch raises ``ImportError`` saying so; ``import bytepair`` ne
 
     >>> from bytepair import gpt                                                # doctest: +SKIP
     >>> result = gpt.train("prepared/encoded_bpe", "checkpoints/bpe", max_steps=500)  # doctest: +SKIP
-    >>> gpt.sample("checkpoints/bpe", "prepared/tokenizer.json", prompt="The ")  # doctest: +SKIP
+    >>> gpt.sample("checkpoints/bpe", "prepared/tokenizer.bytepair.json", prompt="The ")  # doctest: +SKIP
     >>> print(gpt.compare("prepared", characters=2_000_000).table())            # doctest: +SKIP
 
 Modules: ``model`` (the GPT), ``data`` (prepared folders), ``training``, ``evaluation`` (bits per

@@ -2,7 +2,7 @@
 
 One folder holds one tokenizer's view of a corpus::
 
-    encoded_bpe/meta.json      {"tokenizer": "../tokenizer.json", "fingerprint": ..., "vocab_size": ...,
+    encoded_bpe/meta.json      {"tokenizer": "../tokenizer.bytepair.json", "fingerprint": ..., "vocab_size": ...,
                                 "dtype": "uint16", "splits": {"train": {"tokens", "characters",
                                 "bytes", "file"}, "val": {...}, "test": {...}}}
     encoded_bpe/train.bin      flat token ids, ready for np.memmap

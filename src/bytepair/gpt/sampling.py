@@ -22,7 +22,7 @@ def sample(checkpoint, tokenizer, *, prompt="\n", max_new_tokens=200, temperatur
     checkpoint was trained with. ``top_k=1`` is greedy decoding, the same text every time.
 
     Example:
-        >>> sample("checkpoints/bpe", "prepared/tokenizer.json", prompt="The ", top_k=1)  # doctest: +SKIP
+        >>> sample("checkpoints/bpe", "prepared/tokenizer.bytepair.json", prompt="The ", top_k=1)  # doctest: +SKIP
         'first game in the series , the game was released in the United States ...'
     """
     check_sampling(temperature, top_k)

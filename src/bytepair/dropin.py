@@ -1,0 +1,475 @@
+"""The names that code written for tiktoken or Hugging Face calls, on every ``Tokenizer``.
+
+People port training scripts from ``tiktoken`` (``enc.n_vocab``, ``enc.eot_token``,
+``enc.encode_ordinary_batch``, ``enc.decode_with_offsets`` ...) and from ``transformers``
+(``tok(texts, padding=True, truncation=True, max_length=...)``, ``tok.get_vocab()``,
+``tok.eos_token_id`` ...). ``DropInMixin`` gives ``Tokenizer`` those names with the original
+library's semantics, built only on the tokenizer's own public calls (``encode``,
+``encode_batch``, ``decode_bytes``, ``special_tokens``, ``model``...), so it adds no encoding
+rule of its own: the ids are always bytepair's, which equal the library's for its vocabularies.
+
+The Hugging Face settings a ``tokenizer_config.json`` carries (``bos_token``, ``eos_token``,
+``pad_token``, ``unk_token``, ``chat_template``, ``model_max_length``) are plain attributes,
+set by ``bytepair.load`` from an HF folder and written by ``save_pretrained``; like in
+``transformers`` they can be set by hand (``tok.pad_token = tok.eos_token``).
+
+It does not implement HF's post-processors (a ``TemplateProcessing`` that adds BOS/EOS):
+bytepair never adds tokens on its own, so ``tok(text)`` equals HF's for tokenizers whose
+post-processor adds nothing (Llama 3's, GPT-4o's, and every file ``to_huggingface`` writes).
+
+Example:
+    >>> enc = bytepair.load("cl100k_base", path="vocab/")    # doctest: +SKIP
+    >>> enc.n_vocab, enc.eot_token                            # doctest: +SKIP
+    (100277, 100257)
+    >>> enc.decode_with_offsets(enc.encode("hé!"))            # doctest: +SKIP
+    ('hé!', [0, 1, 2])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+
+from .bytelevel import bytes_to_readable
+from .errors import SpecialTokenError, UsageError
+from .special import check_disallowed, resolve_special
+
+__all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS", "token_char_spans"]
+
+# The tokenizer_config.json settings a tokenizer carries, with their defaults.
+HF_SETTINGS = {
+    "bos_token": None,
+    "eos_token": None,
+    "pad_token": None,
+    "unk_token": None,
+    "chat_template": None,
+    "model_max_length": None,
+}
+
+# transformers' "no limit" model_max_length (int(1e30)), used when a file gives none.
+VERY_LARGE_INTEGER = int(1e30)
+
+
+class BatchEncoding(dict):
+    """What ``tok(texts, ...)`` returns: a dict that also reads its keys as attributes, as
+    ``transformers.BatchEncoding`` does (``enc["input_ids"]``, ``enc.input_ids``).
+
+    ``to(device)`` moves PyTorch tensors (after ``return_tensors="pt"``).
+    """
+
+    def __getattr__(self, name):
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def to(self, device):
+        return BatchEncoding({key: value.to(device) if hasattr(value, "to") else value for key, value in self.items()})
+
+
+class DropInMixin:
+    """tiktoken's and Hugging Face's conveniences for ``Tokenizer`` (see the module docstring)."""
+
+    # -- Hugging Face settings ----------------------------------------------------------
+
+    padding_side = "right"
+    truncation_side = "right"
+
+    def _init_settings(self, settings=None):
+        for name, default in HF_SETTINGS.items():
+            setattr(self, name, default)
+        for name, value in (settings or {}).items():
+            if name not in HF_SETTINGS:
+                raise UsageError(f"unknown tokenizer setting {name!r}; the settings are {', '.join(HF_SETTINGS)}")
+            setattr(self, name, value)
+
+    def _settings(self):
+        return {name: getattr(self, name) for name in HF_SETTINGS if getattr(self, name) != HF_SETTINGS[name]}
+
+    @property
+    def bos_token_id(self) -> int | None:
+        return None if self.bos_token is None else self.token_to_id(self.bos_token)
+
+    @property
+    def eos_token_id(self) -> int | None:
+        return None if self.eos_token is None else self.token_to_id(self.eos_token)
+
+    @property
+    def pad_token_id(self) -> int | None:
+        return None if self.pad_token is None else self.token_to_id(self.pad_token)
+
+    @property
+    def unk_token_id(self) -> int | None:
+        return None if self.unk_token is None else self.token_to_id(self.unk_token)
+
+    # -- tiktoken -----------------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        """tiktoken's name for ``vocab_size``: the largest id plus one."""
+        return self.vocab_size
+
+    @property
+    def eot_token(self) -> int:
+        """The end-of-text id: ``<|endoftext|>``'s (tiktoken), else the ``eos_token``'s.
+
+        Raises ``SpecialTokenError`` (a ``KeyError`` as in tiktoken) when there is neither.
+        """
+        special = self.special_tokens
+        if "<|endoftext|>" in special:
+            return special["<|endoftext|>"]
+        if self.eos_token is not None and self.eos_token in special:
+            return special[self.eos_token]
+        raise _NoToken(
+            "this tokenizer has no '<|endoftext|>' special token and no eos_token; add one with "
+            "add_special_tokens(['<|endoftext|>']) or set tok.eos_token"
+        )
+
+    @property
+    def special_tokens_set(self) -> set[str]:
+        """The special tokens' strings (tiktoken)."""
+        return set(self.special_tokens)
+
+    def is_special_token(self, token: int) -> bool:
+        """Whether the id ``token`` is a special token's (tiktoken)."""
+        return self.is_special(token)
+
+    def encode_single_token(self, text_or_bytes: str | bytes) -> int:
+        """The id of a value that is one token, ordinary or special (tiktoken).
+
+        Example:
+            >>> enc.encode_single_token("hello")  # doctest: +SKIP
+            15339
+
+        Raises ``SpecialTokenError`` (also a ``KeyError``, as tiktoken raises) when it is not
+        exactly one token.
+        """
+        value = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        token_id = self._ids_by_bytes().get(value)
+        if token_id is None:
+            raise _NoToken(f"{text_or_bytes!r} is not a single token of this vocabulary; use encode() for text")
+        return token_id
+
+    def decode_single_token_bytes(self, token: int) -> bytes:
+        """The bytes of one id (tiktoken); ``token_bytes`` under tiktoken's name."""
+        return self.token_bytes(token)
+
+    def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
+        """Each id's bytes, one entry per id (tiktoken)."""
+        table = self._decode_table_view()
+        tokens = list(tokens)
+        self.decode_bytes(tokens)  # checks every id, naming the first bad one
+        return [table[token] for token in tokens]
+
+    def decode_with_offsets(self, tokens: Sequence[int]) -> tuple[str, list[int]]:
+        """The text of ``tokens`` and, per token, the index in that text of the character where
+        it starts (tiktoken's semantics).
+
+        A token that starts in the middle of a character (its first byte is a UTF-8
+        continuation byte) gets that character's index.
+
+        Example:
+            >>> enc.decode_with_offsets(enc.encode("hé!"))  # doctest: +SKIP
+            ('hé!', [0, 1, 2])
+
+        Raises ``UnicodeDecodeError`` when the tokens do not decode to valid UTF-8.
+        """
+        pieces = self.decode_tokens_bytes(tokens)
+        offsets = []
+        characters = 0  # characters started so far: bytes that are not continuation bytes
+        for piece in pieces:
+            starts_inside = bool(piece) and 0x80 <= piece[0] < 0xC0
+            offsets.append(max(0, characters - starts_inside))
+            characters += sum(1 for byte in piece if not 0x80 <= byte < 0xC0)
+        return b"".join(pieces).decode("utf-8", errors="strict"), offsets
+
+    def encode_ordinary_batch(self, text: Iterable[str], *, num_threads: int | None = None) -> list[list[int]]:
+        """``[encode_ordinary(t) for t in text]`` on threads (tiktoken)."""
+        return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
+
+    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int | None = None) -> list[str]:
+        """``[decode(ids) for ids in batch]`` (tiktoken). ``num_threads`` is accepted for
+        tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
+        return [self.decode(ids, errors=errors) for ids in batch]
+
+    def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None) -> list[bytes]:
+        """``[decode_bytes(ids) for ids in batch]`` (tiktoken)."""
+        return [self.decode_bytes(ids) for ids in batch]
+
+    def token_byte_values(self) -> list[bytes]:
+        """The bytes of every ordinary (non-special) token, sorted (tiktoken)."""
+        specials = set(self.special_tokens.values())
+        table = self._decode_table_view()
+        return sorted({value for token_id, value in enumerate(table) if value is not None and token_id not in specials})
+
+    def encode_to_numpy(self, text: str, *, allowed_special=frozenset(), disallowed_special="all") -> np.ndarray:
+        """``encode`` as a ``uint32`` numpy array, as tiktoken's ``encode_to_numpy`` returns.
+
+        NOTE: ``encode_to_array`` is bytepair's own call (the smallest dtype that holds every id,
+        ordinary text); this one keeps tiktoken's dtype and special-token arguments.
+        """
+        allowed, disallowed = resolve_special(self.special_tokens, allowed_special, disallowed_special)
+        if not allowed:
+            check_disallowed(self._normalized(text), disallowed)
+            return self.encode_to_array(text, dtype=np.uint32)
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return np.asarray(ids, dtype=np.uint32)
+
+    # -- Hugging Face: vocabulary -------------------------------------------------------
+
+    def get_vocab(self) -> dict[str, int]:
+        """``{token string: id}`` as Hugging Face shows it: byte-level tokens in GPT-2's
+        readable alphabet (``"Ġthe"``), characters as themselves, byte-fallback tokens as
+        ``"<0xE2>"``, special tokens as their strings."""
+        return dict(self._ids_by_string())
+
+    def token_to_id(self, token: str) -> int | None:
+        """The id of a token string as ``get_vocab`` shows it, or None (HF ``tokenizers``)."""
+        return self._ids_by_string().get(token)
+
+    def id_to_token(self, token_id: int) -> str | None:
+        """The token string of an id as ``get_vocab`` shows it, or None (HF ``tokenizers``)."""
+        strings = self._strings_by_id()
+        return strings[token_id] if isinstance(token_id, int) and 0 <= token_id < len(strings) else None
+
+    def convert_tokens_to_ids(self, tokens: str | Iterable[str]) -> int | None | list[int | None]:
+        """``token_to_id`` over one token string or a list (``transformers``)."""
+        if isinstance(tokens, str):
+            return self.token_to_id(tokens)
+        return [self.token_to_id(token) for token in tokens]
+
+    def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | None | list[str | None]:
+        """``id_to_token`` over one id or a list (``transformers``)."""
+        if isinstance(ids, (int, np.integer)):
+            return self.id_to_token(int(ids))
+        return [self.id_to_token(int(token_id)) for token_id in ids]
+
+    def __len__(self) -> int:
+        """The number of tokens, as ``len(hf_tokenizer)`` counts them: special tokens included,
+        unused ids not (o200k has ids up to 200018 but 200000 tokens). ``vocab_size`` and
+        ``n_vocab`` are the largest id plus one, the embedding table's size."""
+        return len(self._ids_by_string())
+
+    # -- Hugging Face: offsets and the batch call ---------------------------------------
+
+    def encode_with_offsets(
+        self, text: str, *, allowed_special="all", disallowed_special=()
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Ids and, per id, the ``(start, end)`` character span of ``text`` it covers: HF's
+        ``Encoding.offsets`` for byte-level vocabularies.
+
+        A token holding part of a character's bytes covers that whole character, so the tokens
+        of one emoji split in two both span it. Special tokens are matched in the text, as HF
+        matches added tokens (``allowed_special="all"``); pass ``allowed_special=set(),
+        disallowed_special="all"`` for ``encode``'s safe default.
+
+        Example:
+            >>> tok.encode_with_offsets("hi 🌍")  # doctest: +SKIP
+            ([6151, 11410, 234, 235], [(0, 2), (2, 4), (3, 4), (3, 4)])
+
+        NOTE: with a normalization (NFC, NFKC) the spans index the normalized text.
+        """
+        ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
+        return ids, token_char_spans(self._normalized(text), self.decode_tokens_bytes(ids))
+
+    def __call__(
+        self,
+        text: str | Sequence[str],
+        *,
+        padding: bool | str = False,
+        truncation: bool | str = False,
+        max_length: int | None = None,
+        return_tensors: str | None = None,
+        return_attention_mask: bool = True,
+        add_special_tokens: bool = True,
+        split_special_tokens: bool = False,
+        num_threads: int | None = None,
+    ) -> BatchEncoding:
+        """Encode a text or a batch for a training loop, as ``PreTrainedTokenizerFast(...)``
+        does: ``{"input_ids": ..., "attention_mask": ...}``, padded and truncated on request.
+
+        This is ``__call__`` rather than ``encode_batch(..., padding=...)`` because code ported
+        from ``transformers`` calls the tokenizer object itself (``tok(texts, padding=True,
+        truncation=True, max_length=512, return_tensors="pt")``), and ``encode_batch`` keeps one
+        return type (a list of id lists), as tiktoken's does.
+
+        - ``padding``: ``False``/``"do_not_pad"``, ``True``/``"longest"`` (to the longest in the
+          batch), ``"max_length"`` (to ``max_length``); pads with ``pad_token`` on
+          ``padding_side``.
+        - ``truncation``: ``True``/``"longest_first"``/``"only_first"`` cuts each sequence to
+          ``max_length`` (default ``model_max_length``) on ``truncation_side``.
+        - ``return_tensors``: None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (PyTorch).
+        - ``split_special_tokens=True`` encodes special-token strings in the text as ordinary
+          text; by default they are matched, as HF matches added tokens.
+        - ``add_special_tokens`` is accepted for HF's signature; nothing is ever added.
+
+        Example:
+            >>> tok(["a b", "a"], padding=True)  # doctest: +SKIP
+            {'input_ids': [[64, 293], [64, 0]], 'attention_mask': [[1, 1], [1, 0]]}
+
+        WARNING: special-token strings in the text become special tokens, as in HF. Use
+        ``split_special_tokens=True`` for untrusted text.
+        """
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        if not all(isinstance(t, str) for t in texts):
+            raise TypeError("text must be a str or a list of str")
+        allowed = frozenset() if split_special_tokens else "all"
+        batch = self.encode_batch(texts, allowed_special=allowed, disallowed_special=(), num_threads=num_threads)
+        batch = self._truncated(batch, truncation, max_length)
+        masks = [[1] * len(ids) for ids in batch]
+        batch, masks = self._padded(batch, masks, padding, max_length)
+        result = {"input_ids": batch[0] if single else batch}
+        if return_attention_mask:
+            result["attention_mask"] = masks[0] if single else masks
+        return BatchEncoding({key: _as_tensor(value, return_tensors) for key, value in result.items()})
+
+    def _truncated(self, batch, truncation, max_length):
+        if truncation in (False, None, "do_not_truncate"):
+            return batch
+        if truncation not in (True, "longest_first", "only_first"):
+            raise UsageError(f"truncation={truncation!r}; use True, False, 'longest_first' or 'only_first'")
+        limit = max_length if max_length is not None else self.model_max_length
+        if limit is None:
+            raise UsageError("truncation needs max_length=..., or tok.model_max_length set")
+        if self.truncation_side == "left":
+            return [ids[max(0, len(ids) - limit) :] for ids in batch]
+        return [ids[:limit] for ids in batch]
+
+    def _padded(self, batch, masks, padding, max_length):
+        if padding in (False, None, "do_not_pad"):
+            return batch, masks
+        if padding in (True, "longest"):
+            width = max((len(ids) for ids in batch), default=0)
+        elif padding == "max_length":
+            width = max_length if max_length is not None else self.model_max_length
+            if width is None:
+                raise UsageError("padding='max_length' needs max_length=..., or tok.model_max_length set")
+        else:
+            raise UsageError(f"padding={padding!r}; use True, False, 'longest' or 'max_length'")
+        pad = self.pad_token_id
+        if pad is None and any(len(ids) < width for ids in batch):
+            raise SpecialTokenError(
+                "asked to pad, but the tokenizer has no pad_token; set one, e.g. "
+                "tok.pad_token = tok.eos_token"
+            )
+        left = self.padding_side == "left"
+        padded_ids, padded_masks = [], []
+        for ids, mask in zip(batch, masks):
+            extra = max(0, width - len(ids))
+            padded_ids.append([pad] * extra + ids if left else ids + [pad] * extra)
+            padded_masks.append([0] * extra + mask if left else mask + [0] * extra)
+        return padded_ids, padded_masks
+
+    # -- tables, built on first use -----------------------------------------------------
+
+    def _decode_table_view(self):
+        # Tokenizer's id -> bytes table (None for unused ids); read, never changed.
+        return self._decode_table
+
+    def _lookup_tables(self):
+        # Rebuilt whenever the special tokens change (add_special_tokens resets _fingerprint).
+        key = (self.vocab_size, tuple(sorted(self.special_tokens.items())))
+        tables = getattr(self, "_dropin_tables", None)
+        if tables is None or tables[0] != key:
+            tables = (key, _tables(self))
+            self._dropin_tables = tables
+        return tables[1]
+
+    def _ids_by_bytes(self):
+        return self._lookup_tables()["by_bytes"]
+
+    def _ids_by_string(self):
+        return self._lookup_tables()["by_string"]
+
+    def _strings_by_id(self):
+        return self._lookup_tables()["strings"]
+
+
+class _NoToken(SpecialTokenError, KeyError):
+    """A value that is not one token: a ``KeyError`` too, as tiktoken raises."""
+
+    def __str__(self):
+        return str(self.args[0]) if self.args else ""
+
+
+def _tables(tokenizer):
+    """``by_bytes`` (token bytes -> id, lowest id first), ``by_string`` and ``strings`` (HF's
+    readable token strings both ways)."""
+    model = tokenizer.model
+    table = tokenizer._decode_table_view()
+    special_ids = {token_id: token for token, token_id in tokenizer.special_tokens.items()}
+    fallback = {token_id: byte for byte, token_id in enumerate(model.fallback_ids or ())}
+    by_bytes = {}
+    for token_id, value in enumerate(table):
+        if value is not None and token_id not in fallback:
+            by_bytes.setdefault(value, token_id)
+    for token_id, byte in fallback.items():
+        by_bytes.setdefault(bytes([byte]), token_id)
+    strings: list[str | None] = [None] * len(table)
+    for token_id, value in enumerate(table):
+        if value is None:
+            continue
+        if token_id in special_ids:
+            strings[token_id] = special_ids[token_id]
+        elif token_id in fallback:
+            strings[token_id] = f"<0x{fallback[token_id]:02X}>"
+        elif model.mode == "char":
+            strings[token_id] = model.values[token_id]
+        else:
+            strings[token_id] = bytes_to_readable(value)
+    by_string = {}
+    for token_id, string in enumerate(strings):
+        if string is not None:
+            by_string.setdefault(string, token_id)
+    return {"by_bytes": by_bytes, "by_string": by_string, "strings": strings}
+
+
+def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]]:
+    """Per token, the ``(start, end)`` characters of ``text`` its bytes ``pieces`` cover; a token
+    holding part of a character's bytes covers that whole character (HF's offsets).
+
+    Example:
+        >>> token_char_spans("hé", [b"h\\xc3", b"\\xa9"])
+        [(0, 2), (1, 2)]
+
+    Raises ``ValueError`` when the pieces do not add up to the text's UTF-8 bytes.
+    """
+    # The character each byte belongs to (surrogatepass: a lone surrogate, which encoding
+    # turns into U+FFFD, is also three bytes, so positions still line up).
+    widths = [len(character.encode("utf-8", "surrogatepass")) for character in text]
+    character_of = np.repeat(np.arange(len(text), dtype=np.int64), widths)
+    if sum(len(piece) for piece in pieces) != len(character_of):
+        raise ValueError("the tokens' bytes do not add up to the text's")
+    spans = []
+    position = 0
+    for piece in pieces:
+        if not piece:
+            spans.append((spans[-1][1],) * 2 if spans else (0, 0))
+            continue
+        spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
+        position += len(piece)
+    return spans
+
+
+def _as_tensor(value, return_tensors):
+    if return_tensors is None:
+        return value
+    if return_tensors not in ("np", "pt"):
+        raise UsageError(f"return_tensors={return_tensors!r}; use None, 'np' or 'pt'")
+    if value and isinstance(value[0], list) and len({len(row) for row in value}) > 1:
+        raise UsageError(
+            f"return_tensors={return_tensors!r} needs sequences of one length; pass padding=True "
+            "(and truncation=True) to make them so"
+        )
+    array = np.asarray(value, dtype=np.int64)
+    if return_tensors == "np":
+        return array
+    try:
+        import torch
+    except ImportError:
+        from .errors import MissingDependencyError
+
+        raise MissingDependencyError("return_tensors='pt' needs PyTorch; pip install torch") from None
+    return torch.from_numpy(array)

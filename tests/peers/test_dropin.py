@@ -1,0 +1,285 @@
+"""Drop-in use: code written for tiktoken or transformers gives the same results with a bytepair
+tokenizer as with the original library, call by call, on cl100k, o200k, Llama 3 and a tokenizer
+trained here (saved with ``save_pretrained`` and read back by ``AutoTokenizer``).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+import bytepair
+from bytepair.chat import BUILTIN_TEMPLATES, encode_conversations, template_special_tokens
+from datafiles import data_file
+
+pytestmark = [pytest.mark.peers, pytest.mark.data]
+
+tiktoken = pytest.importorskip("tiktoken")
+openai_public = pytest.importorskip("tiktoken_ext.openai_public")
+tokenizers = pytest.importorskip("tokenizers")
+transformers = pytest.importorskip("transformers")
+
+TEXTS = [
+    "hello world",
+    "",
+    "hé! 🌍 你好 world",
+    "  leading spaces\n\n\ttabs and\r\nCRLF   ",
+    "def f(x):\n    return x**2  # square\n",
+    "🌍🌍🌍 👋🏽 naïve café Привет مرحبا",
+    "The year 2024 had 366 days; 1234567 is a number.",
+]
+
+
+@pytest.fixture(scope="module")
+def tiktoken_pairs():
+    """name -> (bytepair tokenizer, tiktoken Encoding) from the same local rank file."""
+    from tiktoken.load import load_tiktoken_bpe
+
+    folder = data_file("vocab")
+    pairs = {}
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        local = lambda url, expected_hash: load_tiktoken_bpe(str(folder / url.rsplit("/", 1)[-1]))  # noqa: E731
+        monkeypatch.setattr(openai_public, "load_tiktoken_bpe", local)
+        for name in ("cl100k_base", "o200k_base"):
+            encoding = tiktoken.Encoding(**openai_public.ENCODING_CONSTRUCTORS[name]())
+            pairs[name] = (bytepair.load(name, path=folder), encoding)
+    return pairs
+
+
+@pytest.fixture(scope="module")
+def trained_folder(tmp_path_factory):
+    """A byte-level tokenizer trained here, with settings, saved as an HF folder."""
+    text = data_file("wikitext-2", "valid.txt").read_text(encoding="utf-8")[:300_000]
+    specials = ["<|endoftext|>", "<|pad|>", *template_special_tokens("chatml")]
+    tok = bytepair.train(text, mode="byte", vocab_size=600, pattern="gpt2", special_tokens=specials)
+    tok.eos_token = "<|endoftext|>"
+    tok.pad_token = "<|pad|>"
+    tok.chat_template = "chatml"
+    tok.model_max_length = 2048
+    folder = tmp_path_factory.mktemp("trained")
+    tok.save_pretrained(folder)
+    return tok, folder
+
+
+@pytest.fixture(scope="module")
+def hf_pairs(trained_folder):
+    """name -> (bytepair tokenizer, transformers fast tokenizer) for the same files."""
+    vocab = data_file("vocab")
+    pairs = {}
+    for name in ("llama3", "gpt4o"):
+        folder = vocab / "hf" / name
+        hf = transformers.PreTrainedTokenizerFast(tokenizer_file=str(folder / "tokenizer.json"))
+        pairs[name] = (bytepair.load(folder), hf)
+    tok, folder = trained_folder
+    pairs["trained"] = (bytepair.load(folder), transformers.AutoTokenizer.from_pretrained(str(folder)))
+    return pairs
+
+
+# -- tiktoken's names ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_properties_match(tiktoken_pairs, name):
+    ours, theirs = tiktoken_pairs[name]
+    assert ours.n_vocab == theirs.n_vocab
+    assert ours.eot_token == theirs.eot_token
+    assert ours.special_tokens_set == theirs.special_tokens_set
+    for token_id in (0, 100, theirs.eot_token, theirs.n_vocab - 1):
+        assert ours.is_special_token(token_id) == theirs.is_special_token(token_id)
+    assert ours.token_byte_values() == theirs.token_byte_values()
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_single_tokens_match(tiktoken_pairs, name):
+    ours, theirs = tiktoken_pairs[name]
+    for value in ("hello", " world", b"\xf0\x9f", "<|endoftext|>", b"!"):
+        assert ours.encode_single_token(value) == theirs.encode_single_token(value)
+    for value in ("hello world", b"\xff\xfe\xfd\xfc"):
+        with pytest.raises(KeyError):
+            theirs.encode_single_token(value)
+        with pytest.raises(KeyError):
+            ours.encode_single_token(value)
+    ids = theirs.encode("hé 🌍")
+    assert [ours.decode_single_token_bytes(i) for i in ids] == [theirs.decode_single_token_bytes(i) for i in ids]
+    assert ours.decode_tokens_bytes(ids) == theirs.decode_tokens_bytes(ids)
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_tiktoken_batches_offsets_and_arrays_match(tiktoken_pairs, name):
+    ours, theirs = tiktoken_pairs[name]
+    batch = ours.encode_ordinary_batch(TEXTS)
+    assert batch == theirs.encode_ordinary_batch(TEXTS)
+    assert ours.decode_batch(batch) == theirs.decode_batch(batch)
+    for text, ids in zip(TEXTS, batch):
+        assert ours.decode_with_offsets(ids) == theirs.decode_with_offsets(ids)
+        ours_array, theirs_array = ours.encode_to_numpy(text), theirs.encode_to_numpy(text)
+        assert ours_array.dtype == theirs_array.dtype
+        assert np.array_equal(ours_array, theirs_array)
+    special = "a<|endoftext|>b"
+    assert np.array_equal(
+        ours.encode_to_numpy(special, allowed_special="all"), theirs.encode_to_numpy(special, allowed_special="all")
+    )
+    with pytest.raises(ValueError):
+        ours.encode_to_numpy(special)
+
+
+# -- HF's names ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+def test_vocabulary_views_match_hf(hf_pairs, name):
+    ours, hf = hf_pairs[name]
+    backend = hf.backend_tokenizer
+    assert ours.get_vocab() == hf.get_vocab()
+    assert len(ours) == len(hf)
+    for token in ("Ġthe", "hello", "<|endoftext|>", "no such token"):
+        assert ours.token_to_id(token) == backend.token_to_id(token)
+    for token_id in (0, 255, 256, len(hf) - 1, len(hf) + 5):
+        assert ours.id_to_token(token_id) == backend.id_to_token(token_id)
+    assert ours.convert_ids_to_tokens([0, 1, 2]) == hf.convert_ids_to_tokens([0, 1, 2])
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+def test_offsets_equal_hf_encoding_offsets(hf_pairs, name):
+    ours, hf = hf_pairs[name]
+    for text in TEXTS:
+        encoding = hf.backend_tokenizer.encode(text, add_special_tokens=False)
+        assert ours.encode_with_offsets(text) == (encoding.ids, encoding.offsets), text
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"padding": True},
+        {"padding": True, "truncation": True, "max_length": 5},
+        {"padding": "max_length", "truncation": True, "max_length": 24, "return_tensors": "np"},
+        {"padding": True, "return_tensors": "pt"},
+    ],
+)
+def test_batch_call_matches_transformers(hf_pairs, name, options):
+    ours, hf = copy.deepcopy(hf_pairs[name])
+    if name != "trained":  # the published files have no pad token; give both the same one
+        hf.pad_token = hf.convert_ids_to_tokens(0)
+        ours.pad_token = ours.id_to_token(0)
+    texts = [t for t in TEXTS if t] + ["<|endoftext|> after a special"]
+    theirs = hf(texts, **options)
+    mine = ours(texts, **options)
+    assert set(mine) == set(theirs)
+    for key in theirs:
+        expected, actual = theirs[key], mine[key]
+        if options.get("return_tensors"):
+            assert np.array_equal(np.asarray(expected), np.asarray(actual)), key
+        else:
+            assert actual == expected, key
+    assert ours("one text")["input_ids"] == hf("one text")["input_ids"]
+
+
+def test_ragged_tensors_are_refused_where_transformers_gives_an_object_array(hf_pairs):
+    ours, _ = hf_pairs["trained"]
+    with pytest.raises(ValueError, match="padding=True"):
+        ours(["a long text of many words", "a"], padding="max_length", max_length=2, return_tensors="np")
+
+
+def test_trained_folder_is_read_by_transformers_with_our_ids_and_settings(trained_folder, hf_pairs):
+    tok, folder = trained_folder
+    hf = transformers.AutoTokenizer.from_pretrained(str(folder))
+    assert hf.eos_token == "<|endoftext|>" and hf.eos_token_id == tok.eos_token_id
+    assert hf.pad_token_id == tok.pad_token_id
+    assert hf.model_max_length == 2048
+    for text in TEXTS:
+        assert hf.encode(text, add_special_tokens=False) == tok.encode(text)
+    loaded = bytepair.load(folder)
+    assert (loaded.eos_token, loaded.pad_token, loaded.model_max_length) == ("<|endoftext|>", "<|pad|>", 2048)
+    assert loaded.chat_template == BUILTIN_TEMPLATES["chatml"]
+    assert loaded.eos_token_id == tok.eos_token_id
+    assert loaded.encode_batch(TEXTS) == tok.encode_batch(TEXTS)
+
+
+def test_a_folder_saved_by_transformers_loads_with_its_settings(hf_pairs, tmp_path):
+    _, hf = hf_pairs["llama3"]
+    config = data_file("vocab", "hf", "llama3", "tokenizer_config.json")
+    chat_template = json.loads(config.read_text(encoding="utf-8"))["chat_template"]
+    hf.chat_template = chat_template
+    hf.bos_token, hf.eos_token = "<|begin_of_text|>", "<|eot_id|>"
+    hf.save_pretrained(str(tmp_path))
+    loaded = bytepair.load(tmp_path)
+    assert (loaded.bos_token, loaded.eos_token) == ("<|begin_of_text|>", "<|eot_id|>")
+    assert loaded.chat_template == chat_template
+    messages = [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "hello"}]
+    assert loaded.apply_chat_template(messages) == hf.apply_chat_template(messages, return_dict=True)["input_ids"]
+
+
+def test_a_bytepair_artifact_where_hf_expects_tokenizer_json_is_named(trained_folder, tmp_path):
+    tok, _ = trained_folder
+    tok.save(tmp_path / "tokenizer.json")
+    with pytest.raises(bytepair.errors.FormatError, match="bytepair artifact.*tokenizer.bytepair.json"):
+        bytepair.load(tmp_path)
+    assert bytepair.load(tmp_path / "tokenizer.json").fingerprint == tok.fingerprint  # old name still loads
+
+
+# -- chat fine-tuning -----------------------------------------------------------------------------
+
+# A template in the Hub's style that marks assistant turns for masks.
+GENERATION_TEMPLATE = (
+    "{{ bos_token }}"
+    "{% for message in messages %}"
+    "<|start_header_id|>{{ message['role'] }}<|end_header_id|>\n\n"
+    "{% if message['role'] == 'assistant' %}"
+    "{% generation %}{{ message['content'] | trim }}<|eot_id|>{% endgeneration %}"
+    "{% else %}{{ message['content'] | trim }}<|eot_id|>{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>\n\n{% endif %}"
+)
+
+CHATS = [
+    [{"role": "user", "content": "hi 🌍"}, {"role": "assistant", "content": " Hello, 世界! "}],
+    [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "2+2?"},
+        {"role": "assistant", "content": "4."},
+        {"role": "user", "content": "and  this?\n\n"},
+        {"role": "assistant", "content": "Still 4.\n"},
+    ],
+]
+
+
+@pytest.mark.parametrize("chat", range(len(CHATS)))
+@pytest.mark.parametrize("template", ["generation", "llama3"])
+def test_assistant_masks_match_transformers_token_by_token(hf_pairs, chat, template):
+    ours, hf = hf_pairs["llama3"]
+    source = GENERATION_TEMPLATE if template == "generation" else BUILTIN_TEMPLATES["llama3"]
+    messages = CHATS[chat]
+    theirs = hf.apply_chat_template(
+        messages, chat_template=source, bos_token="<|begin_of_text|>", return_dict=True, return_assistant_tokens_mask=True
+    )
+    mine = ours.apply_chat_template(
+        messages, template=source, bos_token="<|begin_of_text|>", return_dict=True, return_assistant_tokens_mask=True
+    )
+    assert mine["input_ids"] == theirs["input_ids"]
+    assert mine["attention_mask"] == theirs["attention_mask"]
+    assert mine["assistant_masks"] == theirs["assistant_masks"]
+    assert sum(mine["assistant_masks"]) > 0
+
+
+def test_builtin_chatml_masks_match_transformers_on_the_trained_folder(hf_pairs):
+    ours, hf = hf_pairs["trained"]
+    messages = CHATS[0] + [{"role": "user", "content": "more"}, {"role": "assistant", "content": "ok"}]
+    theirs = hf.apply_chat_template(messages, return_dict=True, return_assistant_tokens_mask=True)
+    mine = ours.apply_chat_template(messages, return_dict=True, return_assistant_tokens_mask=True)
+    assert dict(theirs) == mine
+
+
+def test_encode_conversations_labels_are_the_assistant_tokens(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    batch = encode_conversations(ours, CHATS[:1], template="llama3")
+    theirs = hf.apply_chat_template(
+        CHATS[0], chat_template=BUILTIN_TEMPLATES["llama3"], return_dict=True, return_assistant_tokens_mask=True
+    )
+    expected = [t if m else -100 for t, m in zip(theirs["input_ids"], theirs["assistant_masks"])]
+    assert batch["labels"][0] == expected
+    assert ours.decode([t for t in batch["labels"][0] if t != -100]) == "Hello, 世界!<|eot_id|>"

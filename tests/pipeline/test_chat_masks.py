@@ -1,0 +1,126 @@
+"""Assistant masks and fine-tuning data from the built-in templates, checked against the spans
+of the rendered text (the transformers comparison is in tests/peers/test_dropin.py)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import bytepair
+from bytepair.chat import (
+    apply_chat_template,
+    encode_conversations,
+    render_chat,
+    template_special_tokens,
+)
+from bytepair.errors import ChatTemplateError
+from datafiles import package_env
+
+CORPUS = "The assistant answers briefly. Hello there, how are you? Fine, thanks! 你好 🌍 " * 40
+
+CHAT = [
+    {"role": "system", "content": "Be brief."},
+    {"role": "user", "content": "Hi 🌍"},
+    {"role": "assistant", "content": "  Hello there!\n"},
+    {"role": "user", "content": "How are you?"},
+    {"role": "assistant", "content": "Fine, 你好."},
+]
+
+END_OF_TURN = {"llama3": "<|eot_id|>", "chatml": "<|im_end|>"}
+
+
+@pytest.fixture(scope="module")
+def tok():
+    specials = template_special_tokens("llama3") + template_special_tokens("chatml")
+    return bytepair.train(CORPUS, mode="byte", vocab_size=320, pattern="gpt2", special_tokens=specials)
+
+
+def expected_assistant_text(name, message):
+    content = message["content"].strip() if name == "llama3" else message["content"]
+    return content + END_OF_TURN[name]
+
+
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_builtin_masks_cover_exactly_each_assistant_content_and_its_end_of_turn(tok, name):
+    result = apply_chat_template(tok, CHAT, template=name, return_dict=True, return_assistant_tokens_mask=True)
+    ids, mask = result["input_ids"], result["assistant_masks"]
+    assert result["attention_mask"] == [1] * len(ids)
+    assert ids == apply_chat_template(tok, CHAT, template=name)
+    # The masked runs, decoded, are the assistant texts of the rendered chat, in order.
+    runs, current = [], []
+    for token, marked in zip(ids, mask):
+        if marked:
+            current.append(token)
+        elif current:
+            runs.append(current)
+            current = []
+    if current:
+        runs.append(current)
+    expected = [expected_assistant_text(name, m) for m in CHAT if m["role"] == "assistant"]
+    assert [tok.decode(run) for run in runs] == expected
+    text = render_chat(CHAT, name)
+    assert all(piece in text for piece in expected)
+
+
+def test_mask_needs_return_dict(tok):
+    with pytest.raises(ChatTemplateError, match="return_dict=True"):
+        apply_chat_template(tok, CHAT, template="chatml", return_assistant_tokens_mask=True)
+
+
+def test_unknown_keywords_are_refused_not_swallowed(tok):
+    with pytest.raises(ChatTemplateError, match="unknown keyword 'retrun_dict'"):
+        apply_chat_template(tok, CHAT, template="chatml", retrun_dict=True)
+    with pytest.raises(ChatTemplateError, match="unknown keyword 'date'"):
+        render_chat(CHAT, "llama3", date="today")
+    # A variable the template reads is fine, and so are the tokenizer's *_token strings.
+    assert render_chat(CHAT[:1], "{{ greeting }}{{ messages[0]['content'] }}", greeting="> ", eos_token="x") == "> Be brief."
+
+
+def test_tokenizer_settings_feed_the_template(tok):
+    tok = bytepair.Tokenizer(tok.model, pattern=tok.pattern, special_tokens=tok.special_tokens)
+    tok.bos_token = "<|begin_of_text|>"
+    tok.chat_template = "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}"
+    ids = tok.apply_chat_template([{"role": "user", "content": "Hello"}])
+    assert ids[0] == tok.special_tokens["<|begin_of_text|>"]
+    assert tok.decode(ids) == "<|begin_of_text|>Hello"
+
+
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_encode_conversations_labels_only_assistant_tokens(tok, name):
+    batch = encode_conversations(tok, [CHAT, CHAT[:3]], template=name)
+    assert set(batch) == {"input_ids", "attention_mask", "labels"}
+    for ids, labels in zip(batch["input_ids"], batch["labels"]):
+        assert len(ids) == len(labels)
+        kept = [label for label in labels if label != -100]
+        assert all(label == token for label, token in zip(labels, ids) if label != -100)
+        assert tok.decode(kept).startswith(expected_assistant_text(name, CHAT[2]))
+
+
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_truncation_ends_at_a_whole_assistant_turn(tok, name):
+    full = encode_conversations(tok, [CHAT], template=name)
+    labels = full["labels"][0]
+    first_end = min(i for i, label in enumerate(labels[: len(labels) - 1]) if label != -100 and labels[i + 1] == -100) + 1
+    for max_length in (first_end, first_end + 1, len(labels) - 1):
+        cut = encode_conversations(tok, [CHAT], template=name, max_length=max_length)
+        ids, cut_labels = cut["input_ids"][0], cut["labels"][0]
+        assert len(ids) <= max_length
+        assert ids == full["input_ids"][0][: len(ids)]
+        # It ends on the end-of-turn token of the last assistant turn kept: no half turn.
+        assert ids[-1] == tok.special_tokens[END_OF_TURN[name]] and cut_labels[-1] == ids[-1]
+    with pytest.raises(ChatTemplateError, match="conversation 0: its first assistant turn ends at token"):
+        encode_conversations(tok, [CHAT], template=name, max_length=3)
+
+
+def test_a_conversation_without_assistant_tokens_is_refused(tok):
+    with pytest.raises(ChatTemplateError, match="conversation 0 has no assistant tokens"):
+        encode_conversations(tok, [CHAT[:2]], template="chatml")
+
+
+def test_bytepair_chat_is_reachable_after_a_plain_import():
+    code = "import bytepair; print(bytepair.chat.render_chat([{'role': 'user', 'content': 'x'}], 'chatml'))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=package_env(), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "<|im_start|>user\nx<|im_end|>\n\n"
