@@ -72,7 +72,7 @@ def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path)
     texts = {"train": "the cat sat on the mat . \n" * 50, "val": "the mat . \n" * 5}
     result = prepare(tmp_path / "out", texts=texts, vocab_size=30, log=None, progress=False)
     written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    assert written == {"tokenizer.json", "encoded_bpe/meta.json", "encoded_bpe/train.bin", "encoded_bpe/val.bin"}
+    assert written == {"tokenizer.bytepair.json", "encoded_bpe/meta.json", "encoded_bpe/train.bin", "encoded_bpe/val.bin"}
     assert result.char_tokenizer is None and result.splits["train"].char_tokens is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder, no lock left
 
@@ -366,7 +366,7 @@ def test_an_existing_tokenizer_file_encodes_the_splits_and_nothing_is_trained(tm
         meta, ids = read_stream(tmp_path / "out" / "encoded_bpe", name)
         assert ids.tolist() == tokenizer.encode_ordinary(texts[name])
     assert meta["train_characters"] is None and meta["tokenizer_source"] == "mine.json"
-    assert Tokenizer.load(tmp_path / "out" / "tokenizer.json").fingerprint == tokenizer.fingerprint
+    assert Tokenizer.load(tmp_path / "out" / "tokenizer.bytepair.json").fingerprint == tokenizer.fingerprint
     # the command: only typed training flags count, and they are refused with one line
     (tmp_path / "t.txt").write_text(texts["train"], encoding="utf-8")
     status = main(["prepare", "--train", str(tmp_path / "t.txt"), "-o", str(tmp_path / "cli"), "-t", str(tmp_path / "mine.json"), "--quiet"])
