@@ -371,11 +371,15 @@ def _run_bench(args):
     import subprocess
 
     package = Path(__file__).resolve().parent
-    harness = package.parent.parent / "bench" / "run.py"
-    if package.parent.name != "src" or not harness.is_file():
+    # The source tree this package sits in, else the folder the command runs from (a clone
+    # whose package was pip-installed).
+    candidates = [package.parent.parent / "bench" / "run.py"] if package.parent.name == "src" else []
+    harness = next((p for p in [*candidates, Path.cwd() / "bench" / "run.py"] if p.is_file()), None)
+    if harness is None:
         raise UsageError(
             "the benchmark harness is not installed with the package: it lives in the source tree, "
-            "bench/run.py; clone the repository, pip install '.[bench]' and run python bench/run.py --quick"
+            "bench/run.py; clone the repository, pip install '.[bench]' and run python bench/run.py --quick "
+            "(or bytepair bench from the clone's folder)"
         )
     # the harness imports this very package, also when it was found on sys.path rather than installed
     path = os.pathsep.join(p for p in (str(package.parent), os.environ.get("PYTHONPATH")) if p)

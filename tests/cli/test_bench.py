@@ -59,15 +59,16 @@ def test_hf_with_all_splits_follows_tiktokens_rule(adapters, trained):
     assert adapters.encode_one("tokenizers", hf, text) == encoding.encode_ordinary(text)
 
 
+@pytest.mark.slow
 def test_bytepair_bench_runs_the_harness_with_its_arguments():
     result = subprocess.run(
         [sys.executable, "-m", "bytepair", "bench", "--help"],
-        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False, cwd=BENCH.parent,
     )
     assert result.returncode == 0, result.stderr
     assert "--quick" in result.stdout and "--only" in result.stdout  # bench/run.py's own options
     wrong = subprocess.run(
         [sys.executable, "-m", "bytepair", "bench", "--only", "everything"],
-        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False,
+        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False, cwd=BENCH.parent,
     )
     assert wrong.returncode == 2 and "'everything'" in wrong.stderr

@@ -147,6 +147,7 @@ def test_cli_page_with_published_name_and_file_in_chromium(tmp_path, cl100k, tra
     check_panel(panels[1], trained, MIXED)
 
 
+@pytest.mark.slow
 @needs_chromium
 def test_compare_page_sorts_in_chromium(tmp_path):
     report = {

@@ -90,6 +90,7 @@ def trained_case(draw):
     return mode, base, merges, pattern, text
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(case=trained_case())
 def test_replay_equals_reference_on_trained_merges(case):

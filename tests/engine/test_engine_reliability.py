@@ -235,6 +235,7 @@ def test_tokenizer_refuses_zero_threads():
         tokenizer.encode_batch(["a b"], num_threads=0)
 
 
+@pytest.mark.slow
 def test_refused_threads_fall_back_without_abort():
     # RLIMIT_NPROC counts the threads of the user: with a limit of 3, a batch that asks for
     # 64 gets two at most and must run on those (and count_pieces the same)
@@ -300,6 +301,7 @@ def test_allocation_failure_is_memory_error_and_the_process_lives():
 # -- idle caches ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_idle_caches_stay_under_the_budget_after_a_burst_of_threads():
     code = """
     from bytepair import _engine

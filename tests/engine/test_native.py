@@ -48,6 +48,7 @@ def test_native_program_passes_under_sanitizers(tmp_path):
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("header", sorted(path.name for path in ENGINE.glob("*.hpp")))
 def test_each_header_compiles_alone(tmp_path, header):
     source = tmp_path / "only.cpp"

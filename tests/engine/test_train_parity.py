@@ -184,6 +184,7 @@ def test_weighted_chunks_equal_reference(text, split, multiplier, mode, extra, m
     counts=st.lists(st.integers(1, 4), min_size=8, max_size=8),
     extra=st.integers(0, 30),
 )
+@pytest.mark.slow
 def test_tied_weights_across_chunks_equal_reference(words, counts, extra):
     # Equal counts on different chunks: the tie goes to the chunk that comes first.
     assert_parity(words, counts[: len(words)], "char", extra, 1)

@@ -134,6 +134,7 @@ def prepared(tmp_path_factory, tokenizer):
     return root
 
 
+@pytest.mark.slow
 def test_cli_eval_reports_bits_per_byte(prepared, tmp_path, capsys):
     data = str(prepared / "encoded_bpe")
     out = str(tmp_path / "bpe")
@@ -157,6 +158,7 @@ def test_cli_eval_reports_bits_per_byte(prepared, tmp_path, capsys):
     assert report["tokens"] > 0
 
 
+@pytest.mark.slow
 def test_compare_reports_bits_per_byte_over_the_same_bytes(prepared, tmp_path):
     result = gpt.compare(prepared, tmp_path, characters=2000, batch_size=4, eval_points=1, eval_characters=None,
                          progress=False, **TINY)

@@ -159,6 +159,7 @@ def test_glob_and_stdin(tokenizer, tmp_path):
     assert decode_documents(tokenizer, stream(tmp_path / "stdin-out"), meta["eot_id"]) == DOCUMENTS[:3]
 
 
+@pytest.mark.slow
 def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
@@ -309,6 +310,7 @@ def _big_corpus(tmp_path, count=4000):
     return write_jsonl(tmp_path / "big.jsonl", docs), docs
 
 
+@pytest.mark.slow
 def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_identical(tokenizer, tmp_path):
     import bytepair.datasets.corpus as corpus_module
 
@@ -343,6 +345,7 @@ def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_ide
     assert corpus_module.SPLITS == ("train", "val")
 
 
+@pytest.mark.slow
 def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     corpus, _ = _big_corpus(tmp_path, 300)
     import bytepair.datasets.corpus as corpus_module

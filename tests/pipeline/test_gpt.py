@@ -449,6 +449,7 @@ def compared(prepared, tmp_path_factory):
     return out, gpt.compare(prepared[0], out, **COMPARE)
 
 
+@pytest.mark.slow
 def test_compare_writes_table_json_and_png(compared, prepared):
     out, comparison = compared
     assert (out / "comparison.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -487,6 +488,7 @@ def test_compare_without_the_character_baseline_says_how_to_write_it(prepared, t
     assert error.startswith("error: ") and "--char-baseline" in error and len(error.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_compare_is_reproducible(compared, prepared, tmp_path):
     first = compared[1].to_dict()["models"]
     again = gpt.compare(prepared[0], tmp_path, **COMPARE).to_dict()["models"]

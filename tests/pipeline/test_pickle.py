@@ -87,6 +87,7 @@ def _encode_in_child(tokenizer, texts):
     return tokenizer.fingerprint, [tokenizer.encode(t, allowed_special="all") for t in texts]
 
 
+@pytest.mark.slow
 def test_spawned_workers_get_a_working_tokenizer(byte_tok):
     context = multiprocessing.get_context("spawn")
     with context.Pool(1) as pool:

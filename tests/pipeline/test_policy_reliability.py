@@ -77,6 +77,7 @@ def test_catastrophic_pattern_raises_instead_of_hanging(call):
     assert "at character 0" in result.stdout  # and where in the text
 
 
+@pytest.mark.slow
 def test_catastrophic_pattern_error_names_the_position_after_the_good_part():
     result = python(f"""
         import bytepair
@@ -119,6 +120,7 @@ def test_ctrl_c_interrupts_a_catastrophic_match():
     assert child.returncode == 3 and "interrupted" in output
 
 
+@pytest.mark.slow
 def test_custom_patterns_split_long_text_exactly_as_one_finditer():
     # The time limit restarts the search every STRETCH_CHARS characters; the pieces must not change.
     import regex

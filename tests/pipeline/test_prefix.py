@@ -52,6 +52,7 @@ SETTINGS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("settings", SETTINGS, ids=lambda s: ",".join(f"{k}={v}" for k, v in s.items()))
 def test_prefix_equals_training_at_that_size(tmp_path, settings):
     text = generated_text()

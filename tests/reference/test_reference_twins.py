@@ -145,6 +145,7 @@ def test_rank_based_replay_equals_replay_pass_by_pass(mode, data):
 # -- merge_by_rank against the engine --------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["char", "byte"])
 @settings(max_examples=100, deadline=None)
 @given(data=st.data())
@@ -195,6 +196,7 @@ def test_encode_piece_tiktoken_is_tiktoken(case):
     assert [by_rank[i] for i in encoding.encode_ordinary(text)] == reference.encode_piece_tiktoken(text.encode("utf-8"), ranks)
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(data=st.data(), ignore_merges=st.booleans())
 def test_rule_hf_in_the_engine_is_encode_piece_hf(data, ignore_merges):
@@ -222,6 +224,7 @@ documents_strategy = st.lists(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=100, deadline=None)
 @given(documents=documents_strategy, pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "llama3"]))
 def test_count_pieces_equals_the_engine_and_a_counter(documents, pattern):
