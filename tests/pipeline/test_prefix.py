@@ -114,6 +114,7 @@ def test_the_sweep_takes_prefixes_and_checks_them():
 
 
 @pytest.mark.slow
+@pytest.mark.data
 @pytest.mark.parametrize("mode", ["char", "byte"])
 def test_prefix_equals_training_on_wikitext(tmp_path, mode):
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")
