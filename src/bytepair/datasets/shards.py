@@ -253,7 +253,7 @@ def open_shards(out, split="train", tokenizer=None):
 
     Example:
         >>> [train] = open_shards("out", "train", tokenizer=bytepair.load("gpt2"))  # doctest: +SKIP
-        >>> train.dtype
+        >>> train.dtype  # doctest: +SKIP
         dtype('uint16')
     """
     out = Path(out)

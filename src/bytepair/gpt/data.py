@@ -267,7 +267,7 @@ def aligned_spans(streams, max_characters=None) -> list:
     Example:
         >>> lengths = TokenLengths(np.array([1, 2]), np.array([1, 2]))  # id 0 = "a", id 1 = "aa"
         >>> aligned_spans([(np.array([0, 0, 0, 0]), lengths), (np.array([1, 1]), lengths)])
-        [Span(start=2, end=4, characters=2, bytes=2), Span(start=1, end=2, characters=2, bytes=2)]
+        [Span(start=2, end=4, characters=2, bytes=2, special_tokens=0), Span(start=1, end=2, characters=2, bytes=2, special_tokens=0)]
     """
     ends = [np.cumsum(lengths.bytes[ids], dtype=np.int64) for ids, lengths in streams]
     character_ends = [np.cumsum(lengths.characters[ids], dtype=np.int64) for ids, lengths in streams]
