@@ -213,7 +213,7 @@ def barrier_cut(tokenizer):
     byte_level = tokenizer.mode == "byte"
     pairs = set()
     for token_id in range(tokenizer.vocab_size):
-        if token_id in tokenizer.special_tokens.values():
+        if tokenizer.is_special(token_id):
             continue
         try:
             value = tokenizer.token_bytes(token_id) if byte_level else tokenizer.token_string(token_id)
