@@ -81,13 +81,9 @@ def train(
         mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
         normalization=normalization, special_tokens=special_tokens, base_text=base_text,
         base_tokens=base_tokens, max_chars=max_chars, byte_fallback=byte_fallback,
-        num_threads=num_threads,
+        num_threads=num_threads, verbose=verbose, progress=progress,
     )
-    counted = _count(_documents(text, max_chars), mode, checked["pattern"], normalization,
-                     list(checked["special_tokens"]), checked["num_threads"])
-    return _learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-                  normalization=normalization, special_tokens=checked["special_tokens"], base_text=checked["base_text"],
-                  base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+    return _learn(_count(text, checked), checked)
 
 
 # -- the two stages: counting (can run apart, on many machines) and learning (one machine) -------
@@ -144,8 +140,7 @@ def count_pieces(
     """
     checked = check_options(mode=mode, vocab_size=1, pattern=pattern, normalization=normalization,
                             special_tokens=special_tokens, max_chars=max_chars, num_threads=num_threads)
-    return _count(_documents(documents, max_chars), mode, checked["pattern"], normalization,
-                  list(checked["special_tokens"]), checked["num_threads"])
+    return _count(documents, checked)
 
 
 def learn(
@@ -174,32 +169,35 @@ def learn(
     """
     checked = check_options(mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
                             normalization=normalization, special_tokens=special_tokens, base_text=base_text,
-                            base_tokens=base_tokens, byte_fallback=byte_fallback)
-    return _learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-                  normalization=normalization, special_tokens=checked["special_tokens"], base_text=checked["base_text"],
-                  base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+                            base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+    return _learn(counted, checked)
 
 
-def _count(documents, mode, resolved_pattern, normalization, specials, threads):
-    pattern_name, pattern_regex = resolved_pattern
+# ``_count`` and ``_learn`` take ``check_options``' result: every option, checked and resolved.
+
+
+def _count(documents, options):
+    pattern_name, pattern_regex = options["pattern"]
+    normalization, specials = options["normalization"], list(options["special_tokens"])
+    documents = _documents(documents, options["max_chars"])
     documents = (normalize(clean_surrogates(d), normalization) if isinstance(d, str) else d for d in documents)
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
-    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, mode, threads)
+    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, options["mode"], options["num_threads"])
     return PieceCounts(chunks, counts, seen_chars)
 
 
-def _learn(counted, *, mode, vocab_size, min_frequency, pattern, normalization, special_tokens, base_text,
-           base_tokens, byte_fallback, verbose, progress):
+def _learn(counted, options):
+    mode, vocab_size, normalization = options["mode"], options["vocab_size"], options["normalization"]
     chunks, counts, seen_chars = counted.pieces, counted.counts, counted.characters
     if not chunks:
         raise TrainingError("the training text is empty; give at least two characters of text")
 
     if mode == "char":
         alphabet = set(seen_chars)
-        for extra in base_text:
+        for extra in options["base_text"]:
             alphabet.update(normalize(clean_surrogates(extra), normalization))
-        alphabet.update(base_tokens or ())
+        alphabet.update(options["base_tokens"] or ())
         base = sorted(alphabet)
         floor = len(base)
     else:
@@ -211,15 +209,16 @@ def _learn(counted, *, mode, vocab_size, min_frequency, pattern, normalization, 
             f"ask for at least {floor}"
         )
 
+    verbose = options["verbose"]
     log = _log(chunks, counts, base, mode) if verbose else None
-    bar = _progress_bar(progress, vocab_size - floor)
+    bar = _progress_bar(options["progress"], vocab_size - floor)
     result = _engine.train_merges(
         chunks,
         counts,
         mode=mode,
         base_tokens=base,
         vocab_size=vocab_size,
-        min_frequency=min_frequency,
+        min_frequency=options["min_frequency"],
         progress=bar.update_to if bar else None,
     )
     if bar:
@@ -233,8 +232,10 @@ def _learn(counted, *, mode, vocab_size, min_frequency, pattern, normalization, 
         merges.append(pair)
         if log:
             log(len(merges), pair, values[merged_id], frequency, length, len(values))
-    model = MergeModel(mode=mode, merges=merges, base_tokens=base if mode == "char" else None, byte_fallback=byte_fallback)
-    tokenizer = Tokenizer(model, pattern=pattern, normalization=normalization, special_tokens=special_tokens)
+    model = MergeModel(
+        mode=mode, merges=merges, base_tokens=base if mode == "char" else None, byte_fallback=options["byte_fallback"]
+    )
+    tokenizer = Tokenizer(model, pattern=options["pattern_given"], normalization=normalization, special_tokens=options["special_tokens"])
     if verbose:
         print("Final vocabulary size:", tokenizer.vocab_size)
         print("Final training sequence length:", result[-1][4] if result else sum(len(c) * n for c, n in zip(chunks, counts)))
@@ -260,8 +261,9 @@ def check_options(
     """Check ``train``'s keyword arguments without training; raises what ``train`` would.
 
     The CLI calls it before reading any file, so a bad flag fails at once, not after training.
-    Returns the resolved values: ``pattern`` (name, regex), ``special_tokens``, ``base_text``
-    (a list) and ``num_threads``.
+    Returns every option by name, the resolved ones as resolved: ``pattern`` (name, regex),
+    ``special_tokens`` (a list), ``base_text`` (a list) and ``num_threads``; ``pattern_given``
+    is ``pattern`` as passed, which the tokenizer keeps.
 
     Example:
         >>> check_options(mode="byte", vocab_size=300, pattern="CL100K")["pattern"][0]
@@ -283,15 +285,26 @@ def check_options(
     base_text = _as_texts(base_text)
     _check_base(base_text, base_tokens)
     return {
+        "mode": mode,
+        "vocab_size": vocab_size,
+        "min_frequency": min_frequency,
         "pattern": _resolve(pattern),
+        "pattern_given": pattern,
+        "normalization": normalization,
         "special_tokens": special_token_list(special_tokens),
         "base_text": base_text,
+        "base_tokens": base_tokens,
+        "max_chars": max_chars,
+        "byte_fallback": byte_fallback,
         "num_threads": check_num_threads(num_threads),
+        "verbose": verbose,
+        "progress": progress,
     }
 
 
 def _documents(text, max_chars):
-    """The training input as an iterator of str, cut after ``max_chars`` characters."""
+    """The training input as an iterator of str, cut after ``max_chars`` characters (checked
+    by ``check_options``)."""
     if isinstance(text, str):
         documents = iter([text])
     else:
@@ -301,8 +314,6 @@ def _documents(text, max_chars):
             raise TrainingError(f"training text must be a str or an iterable of str, not {type(text).__name__}") from None
     if max_chars is None:
         return documents
-    if not isinstance(max_chars, int) or max_chars < 1:
-        raise TrainingError(f"max_chars must be a positive integer, not {max_chars!r}")
     return _prefix(documents, max_chars)
 
 
@@ -419,10 +430,3 @@ def _log(chunks, counts, base, mode):
             )
 
     return log
-
-
-
-def prefix(tokenizer, vocab_size):
-    """The tokenizer made of the first merges of ``tokenizer`` up to ``vocab_size`` tokens: the
-    same as ``tokenizer.prefix(vocab_size)``, which holds the contract and an example."""
-    return tokenizer.prefix(vocab_size)
