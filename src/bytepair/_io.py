@@ -253,8 +253,7 @@ def read_text(path: str | os.PathLike, *, error: type[Exception] = ValueError) -
         >>> read_text("corpus.txt")  # doctest: +SKIP
         'The quick brown fox ...'
     """
-    check_readable(path, error, "text file")
-    data = Path(path).read_bytes()
+    data = read_limited(path, None, error, "text file")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as bad:
@@ -285,14 +284,15 @@ def check_readable(path, error, what="file"):
 
 
 def read_limited(path, limit, error, what="file"):
-    """The bytes of ``path``; more than ``limit`` bytes raises ``error`` naming the limit."""
+    """The bytes of ``path``; more than ``limit`` bytes (None: no limit) raises ``error``
+    naming the limit."""
     check_readable(path, error, what)
     try:
         with open(path, "rb") as file:
-            data = file.read(limit + 1)
+            data = file.read() if limit is None else file.read(limit + 1)
     except OSError as problem:
         raise error(f"{path}: cannot read it ({problem.strerror or problem})") from None
-    if len(data) > limit:
+    if limit is not None and len(data) > limit:
         raise error(
             f"{path}: larger than {limit >> 20} MiB, which no {what} is; check the path"
         )
