@@ -32,7 +32,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from .._io import MAX_TOKENIZER_BYTES, parse_json, read_limited, read_tokenizer_text
+from .._io import parse_json, read_tokenizer_text
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
 from ..tokenizer import Tokenizer
@@ -47,7 +47,7 @@ from .tiktoken_files import (
     ENCODINGS,
     gc_paused,
     load_tiktoken,
-    read_ranks,
+    read_rank_file,
     tokenizer_from_ranks,
 )
 
@@ -212,9 +212,7 @@ def _tiktoken(path, name):
             "bytepair.formats.load_tiktoken(path, pattern=..., special_tokens=...)"
         )
     encoding = ENCODINGS[TIKTOKEN_VOCABULARIES[known]]
-    data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file")
-    with gc_paused():
-        ranks = read_ranks(data, str(path))
+    data, ranks = read_rank_file(path)
     _check_published(path, data, encoding, known)
     return tokenizer_from_ranks(ranks, pattern=encoding.pattern, special_tokens=encoding.special_tokens, name=known)
 

@@ -27,6 +27,7 @@ import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._io import MAX_TOKENIZER_BYTES, read_limited
 from ..errors import FormatError
 from ..ids import MAX_ID_GAP, check_defined_id
 from ..model import RankModel, tiktoken_pair_table
@@ -102,6 +103,13 @@ def read_ranks(data, where):
         number = [n for n, line in enumerate(lines, 1) if line][k]  # the k-th token's line
         check_defined_id(rank, count=len(ranks), what=f"{where}, line {number}: token {token[:50]!r}", error=FormatError)
     return ranks
+
+
+def read_rank_file(path):
+    """A rank file's bytes (size-capped) and its ``{token bytes: rank}`` (``read_ranks``)."""
+    data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file")
+    with gc_paused():
+        return data, read_ranks(data, str(path))
 
 
 def _read_ranks_fast(lines):
@@ -204,10 +212,6 @@ def load_tiktoken(path, *, pattern, special_tokens=None, name=None):
     Example:
         >>> tok = load_tiktoken("mine.tiktoken", pattern="gpt2", special_tokens={"<|end|>": 300})  # doctest: +SKIP
     """
-    from .._io import MAX_TOKENIZER_BYTES, read_limited
-
     path = Path(path)
-    data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "tiktoken rank file")
-    with gc_paused():
-        ranks = read_ranks(data, str(path))
+    _, ranks = read_rank_file(path)
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens, name=name or path.stem)
