@@ -114,12 +114,14 @@ class Tokenizer(DropInMixin):
         self._pattern_name, self._pattern = _resolve(pattern)
         self._special_tokens: dict[str, int] = {}
         self._install_special(special_tokens)
+        self._build_engine()
         self._init_settings()
 
     # -- construction helpers -----------------------------------------------------------
 
     def _install_special(self, special_tokens):
-        """Give special tokens their ids (next free ids, or the ids asked for) and rebuild."""
+        """Give special tokens their ids (next free ids, or the ids asked for) and rebuild the
+        decode table; the encoder is the model's and the pattern's, and stays."""
         special_tokens = special_token_list(special_tokens)
         learned_size = self._model.size
         if special_tokens:
@@ -145,7 +147,6 @@ class Tokenizer(DropInMixin):
             self._decode_table[token_id] = token.encode("utf-8")
         self._decoder = _engine.Decoder(self._decode_table)
         self._fingerprint = None  # computed on first use, then kept
-        self._build_engine()
 
     def _check_special(self, token, token_id, count):
         if not isinstance(token, str) or not token:
@@ -406,8 +407,7 @@ class Tokenizer(DropInMixin):
         dtype = np.dtype(dtype or self.array_dtype)
         if dtype.name not in ("uint16", "uint32"):
             raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
-        if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
-            raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
+        self._check_ids_fit(dtype)
         texts = [self._normalized(t) for t in texts]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
@@ -421,18 +421,21 @@ class Tokenizer(DropInMixin):
 
     def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``."""
-        dtype = dtype or self.array_dtype
-        if np.dtype(dtype).itemsize * 8 < 32 and self.vocab_size > 2**16:
-            raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
+        dtype = np.dtype(dtype or self.array_dtype)
+        self._check_ids_fit(dtype)
         text = self._normalized(text)
         if self._regex_pattern is not None:
             return np.asarray(self._encode_ordinary(text), dtype=dtype)
-        return self._engine_call(self._engine.encode_to_array, text, np.dtype(dtype).name)
+        return self._engine_call(self._engine.encode_to_array, text, dtype.name)
 
     @property
     def array_dtype(self) -> str:
         """The smallest unsigned dtype that holds every id: uint16 or uint32."""
         return "uint16" if self.vocab_size <= 2**16 else "uint32"
+
+    def _check_ids_fit(self, dtype):
+        if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
+            raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
 
     def encode_tokens(
         self, text: str, *, allowed_special: AbstractSet[str] | str = frozenset(), disallowed_special: Collection[str] | str = "all"
