@@ -41,7 +41,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .errors import FormatError
 from .normalize import clean_surrogates
 from .reference_sentencepiece import (
     BYTE,
@@ -426,16 +425,3 @@ class SentencePieceTokenizer(Tokenizer):
             f"token id {token_id} at position {position} is not in the vocabulary (ids run from 0 to {self._sp.size - 1})"
         )
 
-
-def check_supported(proto, where: str) -> None:
-    """Raise ``FormatError`` unless the model is BPE with an identity normalizer."""
-    if proto.model_type != "bpe":
-        raise FormatError(
-            f"{where}: a SentencePiece {proto.model_type} model; bytepair reads SentencePiece BPE models "
-            "(model_type BPE) only"
-        )
-    if proto.precompiled_charsmap:
-        raise FormatError(
-            f"{where}: the model normalizes text with a precompiled character map ({proto.normalizer_name!r}), "
-            "which bytepair does not implement; only identity-normalized models (Llama 2, Mistral) load"
-        )
