@@ -52,7 +52,6 @@ from __future__ import annotations
 
 import contextvars
 import json
-import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -444,10 +443,7 @@ def _check_tokenizer_has_tokens(name, special):
 
 def _special_matches(text, special):
     """The special-token strings in ``text``, in order, longest first at each position."""
-    if not special:
-        return []
-    alternatives = "|".join(re.escape(token) for token in sorted(special, key=len, reverse=True))
-    return re.findall(alternatives, text)
+    return [part for part, is_special in split_on_special(text, frozenset(special)) if is_special]
 
 
 def _check_normalization_keeps_markers(text, form, special):
@@ -780,6 +776,11 @@ def _choose_marks(*values, skip=()):
     return free[0], free[1]
 
 
+def _without(marks, text):
+    """``text`` with both markers taken out: what the render gives without them."""
+    return text.replace(marks[0], "").replace(marks[1], "")
+
+
 def _unmarked_json(value):
     """``value`` with ``_Data`` replaced by plain strings, and whether there was any."""
     if isinstance(value, _Data):
@@ -814,7 +815,7 @@ def _render_traced(source, messages, add_generation_prompt, context, trusted):
         traced = _render(source, _marked(messages, marks), add_generation_prompt, marked_context)
     finally:
         _MARKS.reset(token)
-    if traced.replace(marks[0], "").replace(marks[1], "") != plain:
+    if _without(marks, traced) != plain:
         raise ChatTemplateError(
             "the chat template transforms message text in a way whose result cannot be traced "
             "back to the template or the messages, so special tokens in it cannot be told apart; "
@@ -903,7 +904,7 @@ def _generation_spans(source, messages, add_generation_prompt, context, plain):
                 spans.append((start, position))
         else:
             position += 1
-    if marked.replace(marks[0], "").replace(marks[1], "") != plain:
+    if _without(marks, marked) != plain:
         raise ChatTemplateError(
             "the chat template uses the output of a {% generation %} block as a value, so the "
             "assistant tokens cannot be located; write the block's output directly"

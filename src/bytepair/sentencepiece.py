@@ -41,22 +41,19 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .errors import FormatError
 from .normalize import clean_surrogates
 from .reference_sentencepiece import (
     BYTE,
     CONTROL,
     DEFAULT_UNK_SURFACE,
-    NORMAL,
     SPACE,
     UNKNOWN,
     UNUSED,
     USER_DEFINED,
     SentencePieceBPE,
     byte_piece,
-    decode_utf8_like_sentencepiece,
 )
-from .special import check_disallowed, resolve_special
+from .special import check_disallowed, resolve_special, split_on_special
 from .threads import check_num_threads
 from .tokenizer import Tokenizer
 
@@ -182,9 +179,7 @@ class SentencePieceModel:
     def splits_at_spaces(self) -> bool:
         """Whether no mergeable piece holds ``▁`` after another character, so the text can be
         cut before each run of ``▁`` without changing the ids."""
-        return not any(
-            SPACE in piece.lstrip(SPACE) for piece, _, kind in self._pieces if kind in (NORMAL, UNUSED, USER_DEFINED)
-        )
+        return not any(SPACE in piece.lstrip(SPACE) for piece in self.reference.mergeable)
 
     def _why_not_engine(self):
         kinds = {k for _, _, k in self._pieces}
@@ -291,11 +286,8 @@ class SentencePieceTokenizer(Tokenizer):
         self._sp = model
         self._reference = model.reference
         self._user_defined = model.user_defined()
-        self._user_regex = (
-            re.compile("|".join(re.escape(p) for p in sorted(self._user_defined, key=len, reverse=True)))
-            if self._user_defined
-            else None
-        )
+        # Matched leftmost-longest, as sentencepiece's prefix matcher does.
+        self._user_pieces = frozenset(self._user_defined)
         self._split_words = model.splits_at_spaces()
         super().__init__(model, special_tokens=model.control_tokens() or None, name=name)
 
@@ -318,16 +310,16 @@ class SentencePieceTokenizer(Tokenizer):
         """Stage 1 on its own: sentencepiece's normalized text (``"▁Hello▁world"``)."""
         # Without remove_extra_whitespaces every space becomes ▁, inside user-defined pieces
         # too: a plain replace is the reference's normalization.
-        if not self._sp.options["remove_extra_whitespaces"]:
-            options = self._sp.options
-            if not text:
-                return ""
-            space = SPACE if options["escape_whitespaces"] else " "
-            body = text.replace(" ", space)
-            if not options["add_dummy_prefix"]:
-                return body
-            return body + space if options["treat_whitespace_as_suffix"] else space + body
-        return self._reference.normalize(text)
+        reference = self._reference
+        if reference.remove_extra_whitespaces:
+            return reference.normalize(text)
+        if not text:
+            return ""
+        space = SPACE if reference.escape_whitespaces else " "
+        body = text.replace(" ", space)
+        if not reference.add_dummy_prefix:
+            return body
+        return body + space if reference.suffix else space + body
 
     def split(self, text: str) -> list[str]:
         """The pieces merged one by one (user-defined pieces whole), after normalization."""
@@ -335,17 +327,10 @@ class SentencePieceTokenizer(Tokenizer):
 
     def _segments(self, normalized):
         """``(piece, id)``: id is a user-defined piece's own id, else None (to be merged)."""
-        if self._user_regex is None:
-            parts = [(normalized, None)] if normalized else []
-        else:
-            parts, position = [], 0
-            for match in self._user_regex.finditer(normalized):
-                if match.start() > position:
-                    parts.append((normalized[position:match.start()], None))
-                parts.append((match.group(), self._user_defined[match.group()]))
-                position = match.end()
-            if position < len(normalized):
-                parts.append((normalized[position:], None))
+        parts = [
+            (part, self._user_defined[part] if is_user else None)
+            for part, is_user in split_on_special(normalized, self._user_pieces)
+        ]
         if not self._split_words:
             return parts
         return [(word, token_id) for part, token_id in parts for word in ([part] if token_id is not None else _WORDS.findall(part))]
@@ -355,7 +340,7 @@ class SentencePieceTokenizer(Tokenizer):
         if self._sp.engine_reason is not None:
             return self._reference.encode(text)
         normalized = self.normalize_text(text)
-        if self._user_regex is None:
+        if not self._user_pieces:
             pieces = _WORDS.findall(normalized) if self._split_words else ([normalized] if normalized else [])
             return self._engine_call(self._engine.encode_pieces, pieces)
         ids, pending = [], []
@@ -377,7 +362,7 @@ class SentencePieceTokenizer(Tokenizer):
         """
         threads = check_num_threads(num_threads)
         texts = list(texts)
-        if allowed_special or self._sp.engine_reason is not None or self._user_regex is not None:
+        if allowed_special or self._sp.engine_reason is not None or self._user_pieces:
             return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts]
         _, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         normalized = []
@@ -412,7 +397,7 @@ class SentencePieceTokenizer(Tokenizer):
         ids = self._checked_ids(ids)
         out, text_so_far, dropped = [], False, False
         pieces, table = self._sp.pieces, self._sp.token_bytes
-        strip = self._sp.options["add_dummy_prefix"] or self._sp.options["remove_extra_whitespaces"]
+        strip = self._reference.add_dummy_prefix or self._reference.remove_extra_whitespaces
         for position, token_id in enumerate(ids):
             if not 0 <= token_id < len(pieces):
                 raise self._id_error(token_id, position)
@@ -440,21 +425,3 @@ class SentencePieceTokenizer(Tokenizer):
             f"token id {token_id} at position {position} is not in the vocabulary (ids run from 0 to {self._sp.size - 1})"
         )
 
-
-def decode_pieces_bytes(data: bytes) -> str:
-    """sentencepiece's UTF-8 decoding of byte pieces (one U+FFFD per invalid byte)."""
-    return decode_utf8_like_sentencepiece(data)
-
-
-def check_supported(proto, where: str) -> None:
-    """Raise ``FormatError`` unless the model is BPE with an identity normalizer."""
-    if proto.model_type != "bpe":
-        raise FormatError(
-            f"{where}: a SentencePiece {proto.model_type} model; bytepair reads SentencePiece BPE models "
-            "(model_type BPE) only"
-        )
-    if proto.precompiled_charsmap:
-        raise FormatError(
-            f"{where}: the model normalizes text with a precompiled character map ({proto.normalizer_name!r}), "
-            "which bytepair does not implement; only identity-normalized models (Llama 2, Mistral) load"
-        )

@@ -16,6 +16,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="bytepair.gpt needs PyTorch (pip install 'bytepair[gpt]')")
 
+from tinygpt import UniformModel, one_torch_thread  # noqa: E402, F401 (one_torch_thread: autouse fixture)
+
 import bytepair  # noqa: E402 (after the torch check)
 from bytepair import gpt  # noqa: E402 (after the torch check)
 from bytepair.gpt.cli import main as gpt_main  # noqa: E402 (after the torch check)
@@ -26,25 +28,6 @@ TINY = {"block_size": 16, "embedding_dim": 32, "num_heads": 2, "num_layers": 1, 
 SEPARATOR = "<|sep|>"
 # Multi-byte text, so bytes and characters differ: accents (2 bytes), CJK (3), emoji (4).
 DOCUMENTS = [f"Café número {i}: naïve façade — 東京 {'🌍' * (i % 3)} élan.\n" for i in range(120)]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-class UniformModel(torch.nn.Module):
-    """Logits all zero: every token costs ln V nats."""
-
-    def __init__(self, vocab_size, block_size):
-        super().__init__()
-        self.config = gpt.GPTConfig(vocab_size=vocab_size, block_size=block_size, embedding_dim=4, num_heads=1)
-
-    def forward(self, ids):
-        return torch.zeros(*ids.shape, self.config.vocab_size)
 
 
 @pytest.fixture(scope="module")

@@ -21,6 +21,8 @@ import pytest
 
 torch = pytest.importorskip("torch", reason="bytepair.gpt needs PyTorch (pip install 'bytepair[gpt]')")
 
+from tinygpt import UniformModel, one_torch_thread  # noqa: E402, F401 (one_torch_thread: autouse fixture)
+
 import bytepair  # noqa: E402
 from bytepair import gpt  # noqa: E402
 from bytepair.gpt.checkpoint import read_checkpoint, restore_model, save_checkpoint  # noqa: E402
@@ -31,15 +33,6 @@ from datafiles import data_dir  # noqa: E402
 
 TINY = dict(block_size=16, embedding_dim=32, num_heads=2, num_layers=2, dropout=0.0)
 TINY_RECIPE = dict(batch_size=8, warmup_steps=2, learning_rate=3e-3, min_learning_rate=3e-4)
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """Tiny models gain nothing from threads, and on a busy machine threads make them crawl."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 # -- prepared folders, in bytepair prepare's layout ------------------------------------------
@@ -212,17 +205,6 @@ def test_bad_sampling_settings_are_refused(temperature, top_k):
 
 
 # -- bits per character -----------------------------------------------------------------------
-
-
-class UniformModel(torch.nn.Module):
-    """Logits all zero: every token has probability 1/V."""
-
-    def __init__(self, vocab_size, block_size):
-        super().__init__()
-        self.config = gpt.GPTConfig(vocab_size=vocab_size, block_size=block_size, embedding_dim=4, num_heads=1)
-
-    def forward(self, ids):
-        return torch.zeros(*ids.shape, self.config.vocab_size)
 
 
 def test_uniform_logits_give_tokens_times_log2_v_over_characters():

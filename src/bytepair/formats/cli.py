@@ -50,7 +50,7 @@ def run_compare(args):
     report = compare(texts, tokenizers)
     print(json.dumps(report, ensure_ascii=False, indent=2) if args.json else format_table(report))
     if args.html is not None:
-        from ..artifact import write_text_atomic
+        from .._io import write_text_atomic
         from ..view import compare_page
 
         write_text_atomic(args.html, compare_page(report))

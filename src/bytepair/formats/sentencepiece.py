@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .._io import MAX_TOKENIZER_BYTES, read_limited
 from ..errors import FormatError
-from ..sentencepiece import SentencePieceModel, SentencePieceTokenizer, check_supported
+from ..sentencepiece import SentencePieceModel, SentencePieceTokenizer
 from .sentencepiece_proto import read_model_proto
 
 
@@ -47,3 +47,17 @@ def load_sentencepiece(path, *, name: str | None = None) -> SentencePieceTokeniz
         return SentencePieceTokenizer(model, name=name or path.name)
     except ValueError as error:
         raise FormatError(f"{path}: {error}") from None
+
+
+def check_supported(proto, where: str) -> None:
+    """Raise ``FormatError`` unless the model is BPE with an identity normalizer."""
+    if proto.model_type != "bpe":
+        raise FormatError(
+            f"{where}: a SentencePiece {proto.model_type} model; bytepair reads SentencePiece BPE models "
+            "(model_type BPE) only"
+        )
+    if proto.precompiled_charsmap:
+        raise FormatError(
+            f"{where}: the model normalizes text with a precompiled character map ({proto.normalizer_name!r}), "
+            "which bytepair does not implement; only identity-normalized models (Llama 2, Mistral) load"
+        )

@@ -133,6 +133,7 @@ def _add_compare(commands):
 
 
 def _run_train(args) -> int:
+    from bytepair.gpt.evaluation import format_bits
     from bytepair.gpt.training import train
 
     names = list(TRAIN_DEFAULTS)
@@ -144,13 +145,9 @@ def _run_train(args) -> int:
     print(f"checkpoint: {result.checkpoint} (step {result.step:,}, {result.tokens:,} tokens, "
           f"{result.characters:,.0f} characters, {result.train_seconds:.1f} s of training)")
     print(f"validation: {result.validation.bits_per_character:.4f} bits/character over "
-          f"{result.validation.characters:,} characters, {_bits(result.validation.bits_per_byte)} bits/byte "
+          f"{result.validation.characters:,} characters, {format_bits(result.validation.bits_per_byte)} bits/byte "
           f"({result.validation.loss_per_token:.4f} nats/token)")
     return 0
-
-
-def _bits(value) -> str:
-    return "n/a" if value is None else f"{value:.4f}"  # None: a curve saved before bytes were recorded
 
 
 def _run_eval(args) -> int:

@@ -37,7 +37,7 @@ from bytepair.gpt.errors import (
     MissingDependencyError,
     PreparedDataError,
 )
-from bytepair.gpt.evaluation import Evaluation, evaluate_span
+from bytepair.gpt.evaluation import Evaluation, evaluate_span, format_bits
 from bytepair.gpt.model import GPTConfig
 from bytepair.gpt.training import (
     TrainConfig,
@@ -130,8 +130,8 @@ class Comparison:
             ("wall time with evaluation (s)", lambda m: f"{m.wall_seconds:.1f}"),
             ("val bits / character", lambda m: f"{m.validation.bits_per_character:.4f}"),
             ("test bits / character", lambda m: f"{m.test.bits_per_character:.4f}"),
-            ("val bits / byte", lambda m: _bits(m.validation.bits_per_byte)),
-            ("test bits / byte", lambda m: _bits(m.test.bits_per_byte)),
+            ("val bits / byte", lambda m: format_bits(m.validation.bits_per_byte)),
+            ("test bits / byte", lambda m: format_bits(m.test.bits_per_byte)),
             ("val loss / token (nats)", lambda m: f"{m.validation.loss_per_token:.4f}"),
             ("val perplexity / token *", lambda m: f"{m.validation.perplexity:.3f}"),
         ]
@@ -155,10 +155,6 @@ class Comparison:
             f"Equalised: {EQUALIZATION_NOTE}.",
         ]
         return "\n".join(lines) + "\n"
-
-
-def _bits(value) -> str:
-    return "n/a" if value is None else f"{value:.4f}"  # None: a curve saved before bytes were recorded
 
 
 def compare(prepared_dir, out_dir="checkpoints", *, characters=1_000_000, batch_size=32, block_size=128,

@@ -76,6 +76,12 @@ class Evaluation:
         }
 
 
+def format_bits(value) -> str:
+    """A bits figure for a report line: four decimals, or ``n/a`` for ``None`` (a curve saved
+    before bytes were recorded has no bits per byte)."""
+    return "n/a" if value is None else f"{value:.4f}"
+
+
 def summed_nll(model, ids: np.ndarray, span: Span, *, batch_size: int = 32, device="cpu", special=None) -> float:
     """Total negative log-likelihood (nats) of ``ids[span.start:span.end]``.
 
@@ -84,7 +90,7 @@ def summed_nll(model, ids: np.ndarray, span: Span, *, batch_size: int = 32, devi
     and ``block_size`` of them). The same windowing is used for every model. ``special``: a
     boolean array by id; those targets are context only, their loss is not summed.
     """
-    mask = None if special is None else torch.from_numpy(np.asarray(special, dtype=bool))
+    mask = None if special is None else torch.from_numpy(np.asarray(special, dtype=bool)).to(device)
     block_size = model.config.block_size
     window_starts = np.arange(span.start, span.end, block_size)
     full = window_starts[window_starts + block_size <= span.end]
@@ -104,6 +110,7 @@ def summed_nll(model, ids: np.ndarray, span: Span, *, batch_size: int = 32, devi
 
 
 def _window_nll(model, ids, starts, length, device, special=None) -> float:
+    # special: the (V,) bool mask, already on ``device`` (moved once per span, not per window)
     positions = starts[:, None] + np.arange(-1, length)  # (B, length + 1)
     windows = torch.from_numpy(ids[positions].astype(np.int64)).to(device)
     inputs, targets = windows[:, :-1], windows[:, 1:]  # (B, length), (B, length)
@@ -112,7 +119,7 @@ def _window_nll(model, ids, starts, length, device, special=None) -> float:
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), reduction="sum")
         return float(loss.item())
     losses = F.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), targets.reshape(-1), reduction="none")
-    keep = ~special.to(device)[targets.reshape(-1)]  # (B * length,)
+    keep = ~special[targets.reshape(-1)]  # (B * length,)
     return float(losses[keep].sum().item())
 
 

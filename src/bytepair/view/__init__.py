@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import BytepairError, UsageError, ViewError
+from ..errors import BytepairError, ViewError
 from ..normalize import normalize
 
 # Pastel backgrounds that keep black text readable; neighbours never share a colour.
@@ -413,7 +413,7 @@ def live_server(tokenizers, *, port=8000, host="127.0.0.1", allowed_special=froz
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     if host not in ("127.0.0.1", "localhost", "::1"):
-        raise UsageError(f"the live page binds to localhost only, not {host!r}")
+        raise ViewError(f"the live page binds to localhost only, not {host!r}; use host='127.0.0.1'")
     page = live_page(tokenizers).encode("utf-8")
 
     class Handler(BaseHTTPRequestHandler):
