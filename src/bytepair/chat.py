@@ -185,12 +185,14 @@ def apply_chat_template(
     return_dict=False,
     return_assistant_tokens_mask=False,
     allow_special_in_content=False,
+    chat_template=None,
     **template_variables,
 ):
     """Render ``messages`` and encode them with ``tokenizer``; ``tokenize=False`` returns the text.
 
     ``template``: a built-in name or a Jinja source; default the tokenizer's ``chat_template``
-    (loaded from an HF folder), else ``"chatml"``. The tokenizer's ``bos_token``, ``eos_token``,
+    (loaded from an HF folder), else ``"chatml"``. ``chat_template=`` is the same argument under
+    transformers' name, so ported calls work unchanged; give one of the two. The tokenizer's ``bos_token``, ``eos_token``,
     ``pad_token`` and ``unk_token`` are template variables unless given here.
 
     ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}``, as
@@ -215,6 +217,10 @@ def apply_chat_template(
     """
     if return_assistant_tokens_mask and not (return_dict and tokenize):
         raise ChatTemplateError("return_assistant_tokens_mask=True needs return_dict=True and tokenize=True")
+    if chat_template is not None:
+        if template is not None:
+            raise ChatTemplateError("give the template once: template= or chat_template= (transformers' name), not both")
+        template = chat_template
     if template is None:
         template = getattr(tokenizer, "chat_template", None) or "chatml"
     special = dict(getattr(tokenizer, "special_tokens", None) or {})

@@ -13,6 +13,7 @@ import pytest
 
 import bytepair
 from bytepair.chat import BUILTIN_TEMPLATES, encode_conversations, template_special_tokens
+from bytepair.errors import ChatTemplateError
 from datafiles import data_file
 
 pytestmark = [pytest.mark.peers, pytest.mark.data]
@@ -264,6 +265,15 @@ def test_assistant_masks_match_transformers_token_by_token(hf_pairs, chat, templ
     assert mine["attention_mask"] == theirs["attention_mask"]
     assert mine["assistant_masks"] == theirs["assistant_masks"]
     assert sum(mine["assistant_masks"]) > 0
+
+
+def test_a_transformers_call_runs_unchanged_with_chat_template(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    call = dict(chat_template=GENERATION_TEMPLATE, bos_token="<|begin_of_text|>", return_dict=True,
+                return_assistant_tokens_mask=True)
+    assert dict(ours.apply_chat_template(CHATS[1], **call)) == dict(hf.apply_chat_template(CHATS[1], **call))
+    with pytest.raises(ChatTemplateError, match="once"):
+        ours.apply_chat_template(CHATS[1], template="llama3", chat_template=GENERATION_TEMPLATE)
 
 
 def test_builtin_chatml_masks_match_transformers_on_the_trained_folder(hf_pairs):
