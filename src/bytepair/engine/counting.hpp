@@ -17,7 +17,6 @@
 // Complexity: O(n) per block, plus O(unique pieces per block) to merge.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -129,15 +128,8 @@ inline void count_blocks(int pattern, const std::vector<Block>& blocks, int thre
         else if (blocks[b].kind == 2) count_block<uint16_t>(pattern, blocks[b], per_block[b]);
         else count_block<uint32_t>(pattern, blocks[b], per_block[b]);
     };
-    std::atomic<size_t> next_block{0};
-    std::atomic<bool> failed{false};
-    bp::on_threads(threads, [&](int) {
-        try {
-            for (size_t b; !failed && (b = next_block.fetch_add(1)) < blocks.size();) count(b);
-        } catch (...) {
-            failed = true;  // the others stop too
-            throw;          // on_threads carries it to the caller
-        }
+    bp::share_out(threads, blocks.size(), [&](int, auto& next) {
+        for (size_t b; next(b);) count(b);
     });
     PieceCounts all;
     for (size_t b = 0; b < blocks.size(); ++b) {

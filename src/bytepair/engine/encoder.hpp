@@ -21,11 +21,9 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -268,19 +266,12 @@ inline void encode_concat(EncoderCore& core, const std::vector<TextRef>& texts, 
 inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, int threads,
                          std::vector<std::vector<uint32_t>>& outs, std::vector<uint32_t>& unknown) {
     outs.resize(texts.size());
-    std::atomic<size_t> next_text{0};
     std::mutex mutex;
-    on_threads(threads, [&](int) {
-        try {
-            Borrowed b(core.pool);
-            for (size_t k; (k = next_text.fetch_add(1)) < texts.size();)
-                encode_ref(core, *b.w, texts[k], false, outs[k]);
-            std::lock_guard<std::mutex> guard(mutex);
-            unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
-        } catch (...) {
-            next_text = texts.size();  // the others stop too
-            throw;                     // on_threads carries it to the caller
-        }
+    share_out(threads, texts.size(), [&](int, auto& next) {
+        Borrowed b(core.pool);
+        for (size_t k; next(k);) encode_ref(core, *b.w, texts[k], false, outs[k]);
+        std::lock_guard<std::mutex> guard(mutex);
+        unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
     });
     sorted_unique(unknown);
 }
