@@ -13,12 +13,6 @@ from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 
 cdef extern from "engine/encoder.hpp":
-    cdef struct TextRef "bp::TextRef":
-        int kind
-        const void* data
-        size_t length
-        cbool ascii
-
     cdef cppclass EncoderCore "bp::EncoderCore":
         EncoderCore(cbool char_mode, int pattern, cbool whole_piece, cbool monotonic) except +
         void set_base_byte(int byte, uint32_t token_id)
@@ -87,15 +81,6 @@ cdef str _clean_surrogates(str text):
     if _has_surrogates(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
-
-
-cdef inline TextRef _ref(str text):
-    cdef TextRef ref
-    ref.kind = PyUnicode_KIND(text)
-    ref.data = PyUnicode_DATA(text)
-    ref.length = PyUnicode_GET_LENGTH(text)
-    ref.ascii = text.isascii()
-    return ref
 
 
 cdef int _checked_threads(object value) except -1:

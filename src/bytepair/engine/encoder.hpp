@@ -40,14 +40,6 @@ namespace bp {
 
 static const uint32_t NO_ID = 0xFFFFFFFFu;
 
-// A Python str's code units, read in place: kind 1, 2 or 4 bytes per code point.
-struct TextRef {
-    int kind;
-    const void* data;
-    size_t length;
-    bool ascii;
-};
-
 inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
     if (c < 0x80) {
         *o++ = uint8_t(c);
@@ -241,9 +233,7 @@ void encode_chars(const EncoderCore& core, Worker& w, const C* s, size_t n, bool
 
 inline void encode_ref(const EncoderCore& core, Worker& w, const TextRef& t, bool one_piece,
                        std::vector<uint32_t>& out) {
-    if (t.kind == 1) encode_chars(core, w, static_cast<const uint8_t*>(t.data), t.length, t.ascii, one_piece, out);
-    else if (t.kind == 2) encode_chars(core, w, static_cast<const uint16_t*>(t.data), t.length, false, one_piece, out);
-    else encode_chars(core, w, static_cast<const uint32_t*>(t.data), t.length, false, one_piece, out);
+    with_code_units(t, [&](auto s) { encode_chars(core, w, s, t.length, t.ascii, one_piece, out); });
 }
 
 inline void sorted_unique(std::vector<uint32_t>& values) {
