@@ -1,7 +1,7 @@
 # The pre-tokenizer scanner's Python side: the class tables, pattern ids, ``split``.
 #
 # Included by _engine.pyx. The scanner itself, with its design note, is engine/scanner.hpp;
-# it must give exactly ``patterns.split(text, name)`` (tests/test_scanner.py).
+# it must give exactly ``patterns.split(text, name)`` (tests/engine/test_scanner.py).
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
 from libc.stdint cimport uint8_t, uint32_t

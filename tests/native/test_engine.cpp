@@ -3,8 +3,8 @@
 // to a lower rank, hashing of 8-25-byte keys, the thread helpers' fallbacks, the worker pool's
 // budget and its fork handlers.
 //
-// Plain asserts, no framework: tests/test_native.py builds this file with the engine's flags
-// and runs it; exit 0 means every check held. By hand:
+// Plain asserts, no framework: tests/engine/test_native.py builds this file with the engine's
+// flags and runs it; exit 0 means every check held. By hand:
 //   c++ -std=c++17 -O1 -Wall -Wextra -I src/bytepair/engine tests/native/test_engine.cpp -o t && ./t
 #undef NDEBUG
 #include <algorithm>

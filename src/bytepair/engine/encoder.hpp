@@ -3,7 +3,7 @@
 // Python twins: bytepair.reference.encode_piece for the rule "replay" (`monotonic`), and
 // reference.merge_by_rank for tiktoken's and HF's rules (`whole_piece`, no monotonic
 // restriction), piece by piece over bytepair.patterns.split; see docs/internals.md for the
-// contract and tests/test_engine_encode.py for the parity tests. It does not handle special
+// contract and tests/engine/test_engine_encode.py for the parity tests. It does not handle special
 // tokens, normalization or custom regexes: the Python layer does.
 //
 // Design, and why:
@@ -266,8 +266,9 @@ inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, i
     sorted_unique(unknown);
 }
 
-// A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text k's ids start, offsets[outs.size()] the total. Returns
-// false, with `bad` the id, if an id does not fit in T (what was copied is then unspecified).
+// A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text
+// k's ids start, offsets[outs.size()] the total. Returns false, with `bad` the id, if an id does
+// not fit in T (what was copied is then unspecified).
 template <class T>
 bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t* offsets, uint32_t& bad) {
     int64_t at = 0;

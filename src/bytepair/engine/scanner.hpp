@@ -1,7 +1,7 @@
 // The pre-tokenizer scanner: the named patterns of bytepair.patterns, hand-compiled.
 //
 // Python twin: bytepair.patterns.split (the `regex` module on the exact pattern strings). It
-// must give exactly the same pieces for every input; tests/test_scanner.py checks that with
+// must give exactly the same pieces for every input; tests/engine/test_scanner.py checks that with
 // hypothesis and on real multilingual text. It does not encode, and it knows no custom regex.
 //
 // How: regex semantics is "at each position, the first alternative that matches, with its
