@@ -10,7 +10,7 @@ import glob
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 
-# -Wall -Wextra: the engine's headers compile clean under them (tests/test_native.py checks
+# -Wall -Wextra: the engine's headers compile clean under them (tests/engine/test_native.py checks
 # the headers alone); what remains in a build comes from Cython's generated code.
 COMPILE_ARGS = ["-O3", "-std=c++17", "-Wall", "-Wextra"]
 

@@ -2,17 +2,13 @@
 #
 # Included by _engine.pyx. The counting itself, with its design note, is engine/counting.hpp.
 
-from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
+from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_Substring
 from libc.stdint cimport int64_t
 from libcpp.vector cimport vector
 
 cdef extern from "engine/counting.hpp":
-    cdef struct Block "bp_count::Block":
-        int kind
-        const void* data
-        size_t size
     void _count_blocks "bp_count::count_blocks"(
-        int pattern, const vector[Block]& blocks, int threads, vector[size_t]& owner,
+        int pattern, const vector[TextRef]& blocks, int threads, vector[size_t]& owner,
         vector[size_t]& bounds, vector[int64_t]& counts) except + nogil
 
 
@@ -35,16 +31,12 @@ def count_pieces(blocks, pattern, num_threads=1):
         raise ValueError("count_pieces needs a named pattern; without one each text is one piece")
     _char_tables()
     cdef list texts = list(blocks)
-    cdef vector[Block] views
-    cdef Block view
+    cdef vector[TextRef] views
     cdef str text
     for text in texts:
         if PyUnicode_GET_LENGTH(text) >= 2**32:
             raise ValueError(f"a block of {len(text)} characters is too long; cut blocks under 2**32")
-        view.kind = PyUnicode_KIND(text)
-        view.data = PyUnicode_DATA(text)
-        view.size = PyUnicode_GET_LENGTH(text)
-        views.push_back(view)
+        views.push_back(_ref(text))
     cdef vector[size_t] owner, bounds
     cdef vector[int64_t] counts
     with nogil:

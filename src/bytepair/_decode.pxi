@@ -33,7 +33,6 @@ cdef class Decoder:
     """
 
     cdef ByteTable _table
-    cdef readonly Py_ssize_t size
 
     def __cinit__(self, token_bytes):
         global _ndarray
@@ -48,7 +47,6 @@ cdef class Decoder:
             else:
                 self._table.add(value, len(value))
         self._table.finish()
-        self.size = len(token_bytes)
 
     def decode_bytes(self, ids):
         """The bytes of ``ids``, or None if some id has no bytes or ``ids`` needs Python's checks."""

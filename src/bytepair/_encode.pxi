@@ -6,19 +6,13 @@
 
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
-from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
-from libc.stdint cimport int64_t, uint16_t, uint32_t, uint64_t
-from libc.string cimport memcpy, memset
+from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA
+from libc.stdint cimport int64_t, uint16_t, uint32_t
+from libc.string cimport memset
 from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 
 cdef extern from "engine/encoder.hpp":
-    cdef struct TextRef "bp::TextRef":
-        int kind
-        const void* data
-        size_t length
-        cbool ascii
-
     cdef cppclass EncoderCore "bp::EncoderCore":
         EncoderCore(cbool char_mode, int pattern, cbool whole_piece, cbool monotonic) except +
         void set_base_byte(int byte, uint32_t token_id)
@@ -87,15 +81,6 @@ cdef str _clean_surrogates(str text):
     if _has_surrogates(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
-
-
-cdef inline TextRef _ref(str text):
-    cdef TextRef ref
-    ref.kind = PyUnicode_KIND(text)
-    ref.data = PyUnicode_DATA(text)
-    ref.length = PyUnicode_GET_LENGTH(text)
-    ref.ascii = text.isascii()
-    return ref
 
 
 cdef int _checked_threads(object value) except -1:
@@ -251,11 +236,18 @@ cdef class Encoder:
         return self._run_concat(refs, True)
 
     cdef _run_concat(self, const vector[TextRef]& refs, cbool one_piece):
-        cdef vector[uint32_t] ids, unknown
+        cdef vector[uint32_t] ids
+        self._encode_concat(refs, one_piece, ids)
+        return _ids_to_list(ids, self._id_objects)
+
+    cdef int _encode_concat(self, const vector[TextRef]& refs, cbool one_piece,
+                            vector[uint32_t]& ids) except -1:
+        """Encodes ``refs`` into ``ids``, end to end, with the GIL released."""
+        cdef vector[uint32_t] unknown
         with nogil:
             _encode_concat(self._core[0], refs, one_piece, ids, unknown)
         _raise_unknown(unknown)
-        return _ids_to_list(ids, self._id_objects)
+        return 0
 
     def encode_batch(self, texts, num_threads=None):
         """``[encode_ordinary(t) for t in texts]``, on up to ``num_threads`` threads (default:
@@ -300,36 +292,12 @@ cdef class Encoder:
 
         Raises ``OverflowError`` if an id does not fit in ``uint16``.
         """
-        import numpy
-
         cdef vector[TextRef] refs
         cdef vector[vector[uint32_t]] outs
-        cdef size_t k, total = 0
-        cdef uint32_t bad = 0
-        cdef cbool fits
-        cdef int64_t[::1] starts
-        cdef uint16_t[::1] small
-        cdef uint32_t[::1] large
-        if out_dtype not in ("uint16", "uint32"):
-            raise ValueError(f"out_dtype must be 'uint16' or 'uint32', not {out_dtype!r}")
+        _check_out_dtype(out_dtype)
         texts = [_checked_text(text) for text in texts]
         self._run_batch(texts, num_threads, refs, outs)
-        for k in range(outs.size()):
-            total += outs[k].size()
-        ids = numpy.empty(total, dtype=out_dtype)
-        offsets = numpy.empty(outs.size() + 1, dtype=numpy.int64)
-        starts = offsets
-        if out_dtype == "uint32":
-            large = ids
-            with nogil:
-                fits = _concat_ids(outs, &large[0] if total else <uint32_t*>NULL, &starts[0], bad)
-        else:
-            small = ids
-            with nogil:
-                fits = _concat_ids(outs, &small[0] if total else <uint16_t*>NULL, &starts[0], bad)
-        if not fits:
-            raise OverflowError(f"token id {bad} does not fit in uint16; use out_dtype='uint32'")
-        return ids, offsets
+        return _concat_arrays(outs, out_dtype)
 
     def encode_to_array(self, text, out_dtype="uint32"):
         """The ids of ``text`` as a numpy array of ``out_dtype`` ("uint16" or "uint32").
@@ -338,34 +306,13 @@ cdef class Encoder:
 
         Raises ``OverflowError`` if an id does not fit in ``uint16``.
         """
-        import numpy
-
         cdef vector[TextRef] refs
-        cdef vector[uint32_t] ids, unknown
-        cdef size_t k, n
-        cdef uint16_t[::1] small
-        cdef uint32_t[::1] large
-        if out_dtype not in ("uint16", "uint32"):
-            raise ValueError(f"out_dtype must be 'uint16' or 'uint32', not {out_dtype!r}")
+        cdef vector[vector[uint32_t]] outs = vector[vector[uint32_t]](1)
+        _check_out_dtype(out_dtype)
         text = _checked_text(text)
         refs.push_back(_ref(text))
-        with nogil:
-            _encode_concat(self._core[0], refs, False, ids, unknown)
-        _raise_unknown(unknown)
-        n = ids.size()
-        array = numpy.empty(n, dtype=out_dtype)
-        if n == 0:
-            return array
-        if out_dtype == "uint32":
-            large = array
-            memcpy(&large[0], ids.data(), n * sizeof(uint32_t))
-            return array
-        small = array
-        for k in range(n):
-            if ids[k] > 0xFFFF:
-                raise OverflowError(f"token id {ids[k]} does not fit in uint16; use out_dtype='uint32'")
-            small[k] = <uint16_t>ids[k]
-        return array
+        self._encode_concat(refs, False, outs[0])
+        return _concat_arrays(outs, out_dtype)[0]
 
     def split(self, text):
         """The scanner's pieces of ``text`` (after the surrogate clean-up), for debugging.
@@ -418,3 +365,38 @@ cdef _raise_unknown(const vector[uint32_t]& unknown):
     cdef size_t k
     if unknown.size():
         raise UnknownCharacters([chr(unknown[k]) for k in range(unknown.size())])
+
+
+cdef int _check_out_dtype(object out_dtype) except -1:
+    if out_dtype not in ("uint16", "uint32"):
+        raise ValueError(f"out_dtype must be 'uint16' or 'uint32', not {out_dtype!r}")
+    return 0
+
+
+cdef tuple _concat_arrays(const vector[vector[uint32_t]]& outs, str out_dtype):
+    """``outs`` end to end in one numpy array of ``out_dtype`` and the int64 offsets where each
+    starts (``len(outs) + 1`` items); ``OverflowError`` if an id does not fit in uint16."""
+    import numpy
+
+    cdef size_t k, total = 0
+    cdef uint32_t bad = 0
+    cdef cbool fits
+    cdef int64_t[::1] starts
+    cdef uint16_t[::1] small
+    cdef uint32_t[::1] large
+    for k in range(outs.size()):
+        total += outs[k].size()
+    ids = numpy.empty(total, dtype=out_dtype)
+    offsets = numpy.empty(outs.size() + 1, dtype=numpy.int64)
+    starts = offsets
+    if out_dtype == "uint32":
+        large = ids
+        with nogil:
+            fits = _concat_ids(outs, &large[0] if total else <uint32_t*>NULL, &starts[0], bad)
+    else:
+        small = ids
+        with nogil:
+            fits = _concat_ids(outs, &small[0] if total else <uint16_t*>NULL, &starts[0], bad)
+    if not fits:
+        raise OverflowError(f"token id {bad} does not fit in uint16; use out_dtype='uint32'")
+    return ids, offsets

@@ -8,7 +8,8 @@ and file formats; this module only scans, counts and merges. Every function here
 The C++ is in ``engine/`` (one header per structure, each with its design note); the include
 files below declare it and wrap it for Python:
 
-- ``_scan.pxi``   the scanner's tables and ``split`` (engine/scanner.hpp)
+- ``_scan.pxi``   the scanner's tables, ``split`` and ``TextRef`` (a str read in place)
+                  (engine/scanner.hpp)
 - ``_encode.pxi`` ``Encoder``: rank-based merging, piece caches, batches on threads
                   (engine/encoder.hpp, merge.hpp, pair_table.hpp, piece_maps.hpp,
                   worker_pool.hpp, threads.hpp, py_lists.hpp)

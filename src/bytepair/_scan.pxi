@@ -1,13 +1,20 @@
 # The pre-tokenizer scanner's Python side: the class tables, pattern ids, ``split``.
 #
 # Included by _engine.pyx. The scanner itself, with its design note, is engine/scanner.hpp;
-# it must give exactly ``patterns.split(text, name)`` (tests/test_scanner.py).
+# it must give exactly ``patterns.split(text, name)`` (tests/engine/test_scanner.py).
 
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA, PyUnicode_Substring
 from libc.stdint cimport uint8_t, uint32_t
+from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
 
 cdef extern from "engine/scanner.hpp":
+    cdef struct TextRef "bp::TextRef":
+        int kind
+        const void* data
+        size_t length
+        cbool ascii
+
     int P_NONE "bp::P_NONE"
     uint8_t F_L "bp::F_L"
     uint8_t F_N "bp::F_N"
@@ -72,6 +79,16 @@ cdef str _all_code_points():
         out[4 * code_point + 2] = (code_point >> 16) & 0xFF
         out[4 * code_point + 3] = 0
     return buffer.decode("utf-32-le", "surrogatepass")
+
+
+cdef inline TextRef _ref(str text):
+    """``text``'s code units, read in place by the engine (the str must outlive the call)."""
+    cdef TextRef ref
+    ref.kind = PyUnicode_KIND(text)
+    ref.data = PyUnicode_DATA(text)
+    ref.length = PyUnicode_GET_LENGTH(text)
+    ref.ascii = text.isascii()
+    return ref
 
 
 cdef int _pattern_id(object pattern) except -1:

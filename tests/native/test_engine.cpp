@@ -1,13 +1,14 @@
 // Native tests of the engine's structures, beside the loops (as tiktoken and HF keep Rust unit
 // tests): the pair table with duplicate ranks, map growth, the rank-bucket walk stepping back
-// to a lower rank, hashing of 8-25-byte keys, the thread helper's fallbacks, the worker pool's
+// to a lower rank, hashing of 8-25-byte keys, the thread helpers' fallbacks, the worker pool's
 // budget and its fork handlers.
 //
-// Plain asserts, no framework: tests/test_native.py builds this file with the engine's flags
-// and runs it; exit 0 means every check held. By hand:
+// Plain asserts, no framework: tests/engine/test_native.py builds this file with the engine's
+// flags and runs it; exit 0 means every check held. By hand:
 //   c++ -std=c++17 -O1 -Wall -Wextra -I src/bytepair/engine tests/native/test_engine.cpp -o t && ./t
 #undef NDEBUG
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <cstdio>
@@ -264,6 +265,28 @@ static void test_threads_carry_errors() {
     assert(caught);  // carried to the caller, not std::terminate
 }
 
+static void test_share_out_items() {
+    std::vector<std::atomic<int>> taken(1000);
+    share_out(4, taken.size(), [&](int, auto& next) {
+        for (size_t k; next(k);) ++taken[k];
+    });
+    for (const std::atomic<int>& count : taken) assert(count == 1);  // each item once
+    std::atomic<size_t> after_error{0};
+    bool caught = false;
+    try {
+        share_out(2, 1000000, [&](int, auto& next) {
+            for (size_t k; next(k);) {
+                if (k == 10) throw std::bad_alloc();
+                if (k > 10) ++after_error;
+            }
+        });
+    } catch (const std::bad_alloc&) {
+        caught = true;
+    }
+    assert(caught);
+    assert(after_error < 1000000 - 11);  // the other thread stopped early
+}
+
 static void test_worker_pool_budget() {
     size_t before = set_idle_cache_budget(0);
     {
@@ -369,6 +392,7 @@ int main() {
     test_bucket_walk_steps_back();
     test_hashing_8_to_25_bytes();
     test_threads_carry_errors();
+    test_share_out_items();
     test_worker_pool_budget();
     test_fork_while_pool_locked();
     std::puts("engine native tests: ok");

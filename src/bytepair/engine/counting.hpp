@@ -17,7 +17,6 @@
 // Complexity: O(n) per block, plus O(unique pieces per block) to merge.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -45,20 +44,13 @@ inline uint32_t code_point(int kind, const void* data, size_t i) {
     return static_cast<const uint32_t*>(data)[i];
 }
 
-// A Python str's code units, read in place (kind: bytes per code point).
-struct Block {
-    int kind;
-    const void* data;
-    size_t size;
-};
-
 // A piece where it first occurred in its block, and its hash over code points.
 struct Span {
     uint64_t hash;
     uint32_t start, end;
 };
 
-inline bool same_piece(const Block& a, const Span& x, const Block& b, const Span& y) {
+inline bool same_piece(const bp::TextRef& a, const Span& x, const bp::TextRef& b, const Span& y) {
     size_t n = x.end - x.start;
     if (x.hash != y.hash || n != y.end - y.start) return false;
     if (a.kind == b.kind)
@@ -104,40 +96,29 @@ struct PieceCounts {
     }
 };
 
-template <class C> inline void count_block(int pattern, const Block& block, PieceCounts& out) {
-    const C* s = static_cast<const C*>(block.data);
-    bp::Scanner<C> scanner(s, block.size, pattern);
-    size_t start, end;
-    while (scanner.next(start, end)) {
-        Span span{hash_code_points(s + start, end - start), uint32_t(start), uint32_t(end)};
-        out.add(span, 1, [&](uint32_t k) { return same_piece(block, out.spans[k], block, span); });
-    }
+inline void count_block(int pattern, const bp::TextRef& block, PieceCounts& out) {
+    bp::with_code_units(block, [&](auto s) {
+        bp::Scanner scanner(s, block.length, pattern);
+        size_t start, end;
+        while (scanner.next(start, end)) {
+            Span span{hash_code_points(s + start, end - start), uint32_t(start), uint32_t(end)};
+            out.add(span, 1, [&](uint32_t k) { return same_piece(block, out.spans[k], block, span); });
+        }
+    });
     std::vector<uint32_t>().swap(out.table);  // the merge needs only the spans and counts
 }
 
 // Counts every block on up to `threads` threads (fewer if the OS refuses some), then merges
 // in block order (each block's pieces keep their hashes). Then `owner` and `bounds` say, for
 // each unique piece overall, the block and span of its first occurrence.
-inline void count_blocks(int pattern, const std::vector<Block>& blocks, int threads,
+inline void count_blocks(int pattern, const std::vector<bp::TextRef>& blocks, int threads,
                          std::vector<size_t>& owner, std::vector<size_t>& bounds,
                          std::vector<int64_t>& counts) {
     std::vector<PieceCounts> per_block(blocks.size());
     if (threads < 1) threads = 1;
     if (static_cast<size_t>(threads) > blocks.size()) threads = static_cast<int>(blocks.size());
-    auto count = [&](size_t b) {
-        if (blocks[b].kind == 1) count_block<uint8_t>(pattern, blocks[b], per_block[b]);
-        else if (blocks[b].kind == 2) count_block<uint16_t>(pattern, blocks[b], per_block[b]);
-        else count_block<uint32_t>(pattern, blocks[b], per_block[b]);
-    };
-    std::atomic<size_t> next_block{0};
-    std::atomic<bool> failed{false};
-    bp::on_threads(threads, [&](int) {
-        try {
-            for (size_t b; !failed && (b = next_block.fetch_add(1)) < blocks.size();) count(b);
-        } catch (...) {
-            failed = true;  // the others stop too
-            throw;          // on_threads carries it to the caller
-        }
+    bp::share_out(threads, blocks.size(), [&](int, auto& next) {
+        for (size_t b; next(b);) count_block(pattern, blocks[b], per_block[b]);
     });
     PieceCounts all;
     for (size_t b = 0; b < blocks.size(); ++b) {

@@ -3,7 +3,7 @@
 // Python twins: bytepair.reference.encode_piece for the rule "replay" (`monotonic`), and
 // reference.merge_by_rank for tiktoken's and HF's rules (`whole_piece`, no monotonic
 // restriction), piece by piece over bytepair.patterns.split; see docs/internals.md for the
-// contract and tests/test_engine_encode.py for the parity tests. It does not handle special
+// contract and tests/engine/test_engine_encode.py for the parity tests. It does not handle special
 // tokens, normalization or custom regexes: the Python layer does.
 //
 // Design, and why:
@@ -21,11 +21,9 @@
 #pragma once
 
 #include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -41,14 +39,6 @@
 namespace bp {
 
 static const uint32_t NO_ID = 0xFFFFFFFFu;
-
-// A Python str's code units, read in place: kind 1, 2 or 4 bytes per code point.
-struct TextRef {
-    int kind;
-    const void* data;
-    size_t length;
-    bool ascii;
-};
 
 inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
     if (c < 0x80) {
@@ -243,9 +233,7 @@ void encode_chars(const EncoderCore& core, Worker& w, const C* s, size_t n, bool
 
 inline void encode_ref(const EncoderCore& core, Worker& w, const TextRef& t, bool one_piece,
                        std::vector<uint32_t>& out) {
-    if (t.kind == 1) encode_chars(core, w, static_cast<const uint8_t*>(t.data), t.length, t.ascii, one_piece, out);
-    else if (t.kind == 2) encode_chars(core, w, static_cast<const uint16_t*>(t.data), t.length, false, one_piece, out);
-    else encode_chars(core, w, static_cast<const uint32_t*>(t.data), t.length, false, one_piece, out);
+    with_code_units(t, [&](auto s) { encode_chars(core, w, s, t.length, t.ascii, one_piece, out); });
 }
 
 inline void sorted_unique(std::vector<uint32_t>& values) {
@@ -268,25 +256,19 @@ inline void encode_concat(EncoderCore& core, const std::vector<TextRef>& texts, 
 inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, int threads,
                          std::vector<std::vector<uint32_t>>& outs, std::vector<uint32_t>& unknown) {
     outs.resize(texts.size());
-    std::atomic<size_t> next_text{0};
     std::mutex mutex;
-    on_threads(threads, [&](int) {
-        try {
-            Borrowed b(core.pool);
-            for (size_t k; (k = next_text.fetch_add(1)) < texts.size();)
-                encode_ref(core, *b.w, texts[k], false, outs[k]);
-            std::lock_guard<std::mutex> guard(mutex);
-            unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
-        } catch (...) {
-            next_text = texts.size();  // the others stop too
-            throw;                     // on_threads carries it to the caller
-        }
+    share_out(threads, texts.size(), [&](int, auto& next) {
+        Borrowed b(core.pool);
+        for (size_t k; next(k);) encode_ref(core, *b.w, texts[k], false, outs[k]);
+        std::lock_guard<std::mutex> guard(mutex);
+        unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
     });
     sorted_unique(unknown);
 }
 
-// A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text k's ids start, offsets[outs.size()] the total. Returns
-// false, with `bad` the id, if an id does not fit in T (what was copied is then unspecified).
+// A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text
+// k's ids start, offsets[outs.size()] the total. Returns false, with `bad` the id, if an id does
+// not fit in T (what was copied is then unspecified).
 template <class T>
 bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t* offsets, uint32_t& bad) {
     int64_t at = 0;

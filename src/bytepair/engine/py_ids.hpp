@@ -51,8 +51,8 @@ inline PyObject* decode_sequence(const ByteTable& table, PyObject* seq) {
         if (!PyLong_CheckExact(item)) Py_RETURN_NONE;  // bool, numpy integers, anything else
         int overflow = 0;
         long value = PyLong_AsLongAndOverflow(item, &overflow);
-        if (overflow || value < 0 || uint64_t(value) >= table.entries.size()) Py_RETURN_NONE;
-        uint32_t len = table.entries[size_t(value)].length;
+        if (overflow) Py_RETURN_NONE;
+        uint32_t len = table.length(uint64_t(value));  // a negative value wraps past the table
         if (len == ByteTable::HOLE) Py_RETURN_NONE;
         total += len;
         ids[k] = uint32_t(value);

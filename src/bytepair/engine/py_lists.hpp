@@ -13,7 +13,6 @@
 
 #include <Python.h>
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -41,10 +40,9 @@ inline void fill_lists(const std::vector<std::vector<uint32_t>>& outs, PyObject*
                        size_t table_size, const std::vector<PyObject**>& items, int threads,
                        std::vector<std::vector<uint32_t>>& uses) {
     uses.assign(size_t(threads), std::vector<uint32_t>(table_size, 0));
-    std::atomic<size_t> next_list{0};
-    on_threads(threads, [&](int t) {
+    share_out(threads, outs.size(), [&](int t, auto& next) {
         std::vector<uint32_t>& count = uses[size_t(t)];
-        for (size_t k; (k = next_list.fetch_add(1)) < outs.size();) {
+        for (size_t k; next(k);) {
             const std::vector<uint32_t>& ids = outs[k];
             PyObject** out = items[k];
             for (size_t i = 0; i < ids.size(); ++i) {

@@ -1,7 +1,7 @@
 // The pre-tokenizer scanner: the named patterns of bytepair.patterns, hand-compiled.
 //
 // Python twin: bytepair.patterns.split (the `regex` module on the exact pattern strings). It
-// must give exactly the same pieces for every input; tests/test_scanner.py checks that with
+// must give exactly the same pieces for every input; tests/engine/test_scanner.py checks that with
 // hypothesis and on real multilingual text. It does not encode, and it knows no custom regex.
 //
 // How: regex semantics is "at each position, the first alternative that matches, with its
@@ -215,6 +215,21 @@ inline size_t piece_end(int pattern, const C* s, size_t n, size_t i) {
     }
 }
 
+// A Python str's code units, read in place: kind 1, 2 or 4 bytes per code point.
+struct TextRef {
+    int kind;
+    const void* data;
+    size_t length;
+    bool ascii;  // every code point < 128: a kind-1 text is then its own UTF-8
+};
+
+// f(units): the text's code units as const uint8_t*, uint16_t* or uint32_t*, by its kind.
+template <class F> inline void with_code_units(const TextRef& t, F&& f) {
+    if (t.kind == 1) f(static_cast<const uint8_t*>(t.data));
+    else if (t.kind == 2) f(static_cast<const uint16_t*>(t.data));
+    else f(static_cast<const uint32_t*>(t.data));
+}
+
 // Iterates the pieces of one text: while (scanner.next(start, end)) ...
 template <class C> struct Scanner {
     const C* s;
@@ -235,17 +250,14 @@ template <class C> struct Scanner {
 // All piece boundaries of a text given as Python's 1/2/4-byte code point array.
 inline void scan_bounds(int pattern, int kind, const void* data, size_t n,
                         std::vector<size_t>& bounds) {
-    size_t start, end;
-    if (kind == 1) {
-        Scanner<uint8_t> sc((const uint8_t*)data, n, pattern);
-        while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-    } else if (kind == 2) {
-        Scanner<uint16_t> sc((const uint16_t*)data, n, pattern);
-        while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-    } else {
-        Scanner<uint32_t> sc((const uint32_t*)data, n, pattern);
-        while (sc.next(start, end)) { bounds.push_back(start); bounds.push_back(end); }
-    }
+    with_code_units(TextRef{kind, data, n, false}, [&](auto s) {
+        Scanner scanner(s, n, pattern);
+        size_t start, end;
+        while (scanner.next(start, end)) {
+            bounds.push_back(start);
+            bounds.push_back(end);
+        }
+    });
 }
 
 }  // namespace bp

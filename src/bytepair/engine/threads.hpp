@@ -1,8 +1,8 @@
 // Running one job on several threads, safely: the one thread pool helper of the engine.
 //
 // Used by batch encoding, by building a batch's Python lists and by counting pieces. Each of
-// them hands out work through a shared counter, so any number of threads (one included)
-// finishes the whole job; that is what lets `on_threads` degrade instead of failing:
+// them hands out its items through `share_out`'s shared counter, so any number of threads (one
+// included) finishes the whole job; that is what lets `on_threads` degrade instead of failing:
 // - The OS may refuse a thread (a container's pids limit, RLIMIT_NPROC, address space for the
 //   stack): std::thread then throws std::system_error. The threads already started, and the
 //   calling thread, do the work; the process is never aborted.
@@ -14,6 +14,8 @@
 // and a pool of parked threads would be one more thing to make safe across fork().
 #pragma once
 
+#include <atomic>
+#include <cstddef>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -50,6 +52,22 @@ template <class Work> int on_threads(int threads, Work&& work) {
     for (std::thread& thread : pool) thread.join();
     if (error) std::rethrow_exception(error);
     return started;
+}
+
+// work(t, next) on up to `threads` threads, as on_threads, where `next(k)` hands out the items
+// 0 .. n - 1 in turn, each to one thread, and returns false once none is left. After an
+// exception in one thread the others take no further item; the exception reaches the caller.
+template <class Work> int share_out(int threads, size_t n, Work&& work) {
+    std::atomic<size_t> next_item{0};
+    auto next = [&](size_t& k) { return (k = next_item.fetch_add(1)) < n; };
+    return on_threads(threads, [&](int t) {
+        try {
+            work(t, next);
+        } catch (...) {
+            next_item = n;  // the others stop too
+            throw;          // on_threads carries it to the caller
+        }
+    });
 }
 
 }  // namespace bp
