@@ -18,7 +18,8 @@ counting, Ray Data for encoding); what makes the result depend on order stays on
 
     1. read   (Ray Data tasks)         each input's documents in file order, in chunks
     2. encode (Ray Data actors)        each actor holds the tokenizer (shipped once) and encodes
-                                       a chunk with ``encode_batch`` on its threads
+                                       a chunk on its threads with ``datasets.corpus``'s encode
+                                       step (``encode_documents``)
     3. write  (the driver)             chunks in order (``preserve_order``) into the same split
                                        chooser, shard writers and ``meta.json`` as
                                        ``datasets.encode_corpus``, which is why the shards are
@@ -59,7 +60,7 @@ from pathlib import Path
 import numpy as np
 
 from .datasets import corpus as _corpus
-from .datasets.documents import ReadStats, check_readers, find_inputs, read_documents
+from .datasets.documents import ReadStats, check_readers, find_inputs, read_documents, read_sized_documents
 from .errors import BytepairError, MissingDependencyError, TrainingError, UsageError
 from .train import PieceCounts, check_options, count_pieces, learn
 
@@ -262,7 +263,7 @@ def encode_corpus(
     Example:
         >>> meta = encode_corpus(["wiki/*.jsonl"], "cl100k_base", "out", shard_tokens=10**8)  # doctest: +SKIP
     """
-    _shared_inputs(inputs)  # before Ray starts: a bad input fails at once
+    sources = _shared_inputs(inputs)  # before Ray starts: a bad input fails at once
     if not isinstance(threads_per_worker, int) or isinstance(threads_per_worker, bool) or threads_per_worker < 1:
         raise UsageError(f"threads_per_worker must be a positive integer, not {threads_per_worker!r}")
     if num_workers is not None and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1):
@@ -274,25 +275,19 @@ def encode_corpus(
     make = functools.partial(_RayPipeline, ray=ray, num_workers=num_workers)
     with _our_errors():
         return _corpus.run_encoding(
-            make, inputs, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
+            make, sources, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
             allowed_special=allowed_special, val_fraction=val_fraction, val_documents=val_documents, seed=seed,
             shard_tokens=shard_tokens, resume=resume, skip_bad=skip_bad, num_threads=threads_per_worker,
             chunk_bytes=chunk_bytes, progress=progress, log=log,
         )
 
 
-class _RayPipeline:
+class _RayPipeline(_corpus.PipelineBase):
     """``corpus._Pipeline``'s interface, with the read and encode stages on Ray Data."""
 
-    def __init__(self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress, *, ray, num_workers):
-        self.sources, self.read_options, self.chooser = sources, read_options, chooser
-        self.tokenizer, self.allowed, self.eot_id, self.writers = tokenizer, allowed, eot_id, writers
-        self.threads, self.chunk_bytes, self.progress = threads, chunk_bytes, progress
+    def __init__(self, *args, ray, num_workers):
+        super().__init__(*args)
         self.ray, self.num_workers = ray, num_workers
-        self.stats = ReadStats()
-        self.documents = 0  # every document read, in every split, including those resumed
-        self.special_counts = {}
-        self.encoded_documents = self.encoded_tokens = self.encoded_bytes = 0
 
     def dataset(self):
         """The Ray Data pipeline: input numbers -> chunks of documents -> encoded chunks, in order."""
@@ -312,46 +307,37 @@ class _RayPipeline:
         )
         return chunks.map_batches(
             _Encoder, batch_size=None, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
-            fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads),
+            fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads, self.dtype),
             num_cpus=self.threads,
         )
 
     def run(self):
         bar = _corpus._progress_bar(self.progress)
-        done = [self.writers[s].documents_done if s in self.writers else 0 for s in _corpus.SPLITS]
-        local = [0, 0]
         try:
             for table in self.dataset().iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
                 for row in table.to_pylist():
-                    self._write(row, done, local)
+                    read_bytes = self._write(row)
                     if bar is not None:
-                        bar.update(int(np.sum(np.frombuffer(row["bytes"], np.int64))))
+                        bar.update(read_bytes)
         finally:
             if bar is not None:
                 bar.close()
 
-    def _write(self, row, done, local):
+    def _write(self, row):
+        """Write one encoded chunk; the bytes of text it read."""
         notes = json.loads(row["notes"])
         for token, count in notes["specials"].items():
             self.special_counts[token] = self.special_counts.get(token, 0) + count
         self.stats.empty += notes["empty"]
         for reason, count in notes["skipped"].items():
             self.stats.skipped[reason] = self.stats.skipped.get(reason, 0) + count
-        ids = np.frombuffer(row["ids"], np.uint32)
+        ids = np.frombuffer(row["ids"], self.dtype)
         lengths, characters, nbytes = (np.frombuffer(row[k], np.int64) for k in ("lengths", "characters", "bytes"))
-        count = len(lengths)
-        if not count:
-            return
-        splits = np.fromiter((self.chooser(self.documents + k) for k in range(count)), dtype=np.int8, count=count)
-        ends = np.arange(self.documents + 1, self.documents + count + 1, dtype=np.int64)
-        self.documents += count
-        keep = np.ones(count, dtype=bool)
-        for split in (0, 1):
-            mine = np.flatnonzero(splits == split)
-            skip = max(0, done[split] - local[split])
-            keep[mine[:skip]] = False  # already in a shard kept from the interrupted run
-            local[split] += len(mine)
-        if not keep.all():
+        read_bytes = int(nbytes.sum())
+        if not len(lengths):
+            return read_bytes
+        splits, ends, keep = self.placement.place(len(lengths))
+        if not keep.all():  # already in a shard kept from the interrupted run
             ids = ids[np.repeat(keep, lengths)]
             lengths, characters, nbytes, splits, ends = lengths[keep], characters[keep], nbytes[keep], splits[keep], ends[keep]
         if len(lengths):
@@ -359,28 +345,32 @@ class _RayPipeline:
         self.encoded_documents += len(lengths)
         self.encoded_tokens += int(lengths.sum())
         self.encoded_bytes += int(nbytes.sum())
+        return read_bytes
 
 
 def _read_chunks(batch, *, sources, read_options, chunk_bytes):
-    """One Ray Data task per input: its documents in file order, in tables of about ``chunk_bytes``
-    of text; the last row of an input carries no text but what reading skipped (``stats``)."""
+    """One Ray Data task per input: its documents in file order with their sizes in UTF-8 bytes,
+    in tables of about ``chunk_bytes`` of text; the last row of an input carries no text but
+    what reading skipped (``stats``)."""
     import pyarrow as pa
 
-    def table(texts, stats=None):
-        column = texts + ([None] if stats is not None else [])
+    def table(texts, sizes, stats=None):
+        tail = [None] if stats is not None else []
         notes = [None] * len(texts) + ([json.dumps({"empty": stats.empty, "skipped": stats.skipped})] if stats is not None else [])
-        return pa.table({"text": pa.array(column, pa.large_string()), "stats": pa.array(notes, pa.string())})
+        return pa.table({"text": pa.array(texts + tail, pa.large_string()), "bytes": pa.array(sizes + tail, pa.int64()),
+                         "stats": pa.array(notes, pa.string())})
 
     for index in batch["input"]:
         stats = ReadStats()
-        texts, size = [], 0
-        for text in read_documents(sources[int(index)], stats=stats, **read_options):
+        texts, sizes, size = [], [], 0
+        for text, nbytes in read_sized_documents(sources[int(index)], stats=stats, **read_options):
             texts.append(text)
-            size += len(text)
+            sizes.append(nbytes)
+            size += nbytes
             if size >= chunk_bytes:
-                yield table(texts)
-                texts, size = [], 0
-        yield table(texts, stats)
+                yield table(texts, sizes)
+                texts, sizes, size = [], [], 0
+        yield table(texts, sizes, stats)
 
 
 class _Encoder:
@@ -388,14 +378,15 @@ class _Encoder:
     of joined ids (with end-of-text ids), per-document lengths, characters and bytes, and notes
     (special-token strings found, documents that reading skipped)."""
 
-    def __init__(self, tokenizer, allowed, eot_id, threads):
-        self.tokenizer, self.allowed, self.eot_id, self.threads = tokenizer, allowed, eot_id, threads
+    def __init__(self, tokenizer, allowed, eot_id, threads, dtype):
+        self.tokenizer, self.allowed, self.eot_id, self.threads, self.dtype = tokenizer, allowed, eot_id, threads, dtype
         self.finder = _corpus.special_regex(tuple(tokenizer.special_tokens))
 
     def __call__(self, table):
         import pyarrow as pa
 
         texts = [t for t in table.column("text").to_pylist() if t is not None]
+        nbytes = np.asarray([n for n in table.column("bytes").to_pylist() if n is not None], dtype=np.int64)
         notes = {"specials": {}, "empty": 0, "skipped": {}}
         for stats in table.column("stats").to_pylist():
             if stats is not None:
@@ -403,16 +394,10 @@ class _Encoder:
                 notes["empty"] += read["empty"]
                 for reason, count in read["skipped"].items():
                     notes["skipped"][reason] = notes["skipped"].get(reason, 0) + count
-        if self.finder is not None:
-            for text in texts:
-                if self.finder.search(text):
-                    for token in self.finder.findall(text):
-                        notes["specials"][token] = notes["specials"].get(token, 0) + 1
-        lists = self.tokenizer.encode_batch(texts, num_threads=self.threads, allowed_special=self.allowed, disallowed_special=())
-        ids, lengths = _corpus.join_ids(lists, self.eot_id)
+        _corpus.count_specials(self.finder, texts, notes["specials"])
+        ids, lengths = _corpus.encode_documents(self.tokenizer, texts, eot_id=self.eot_id, allowed_special=self.allowed,
+                                                num_threads=self.threads, dtype=self.dtype)
         characters = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        nbytes = np.fromiter((len(t) if t.isascii() else len(t.encode("utf-8")) for t in texts), dtype=np.int64, count=len(texts))
         row = {"ids": ids.tobytes(), "lengths": lengths.astype(np.int64).tobytes(), "characters": characters.tobytes(),
                "bytes": nbytes.tobytes(), "notes": json.dumps(notes)}
         return pa.table({k: pa.array([v], pa.large_binary() if isinstance(v, bytes) else pa.string()) for k, v in row.items()})
-

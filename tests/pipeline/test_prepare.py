@@ -332,7 +332,7 @@ def test_encoding_in_parallel_blocks_equals_encoding_whole(prepared, options):
     vocab = 300 if options.get("mode") == "byte" else VOCAB
     base = sorted(set("".join(texts.values()))) if options.get("mode") != "byte" else None
     tokenizer = train(texts["train"][:MAX_CHARS], vocab_size=vocab, base_tokens=base, progress=False, **options)
-    ids = encode_text(tokenizer, texts["val"], workers=3, block_chars=2_000)
+    ids = encode_text(tokenizer, texts["val"], num_threads=3, block_chars=2_000)
     assert ids.tolist() == tokenizer.encode_ordinary(texts["val"])
 
 

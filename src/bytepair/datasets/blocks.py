@@ -49,11 +49,11 @@ ENCODE_BLOCK_CHARS = 1 << 18
 READ_CHARS = 1 << 20
 
 
-def fitting_block(block_chars, size, workers):
+def fitting_block(block_chars, size, num_threads):
     """A block size for a split of ``size`` characters: at most ``block_chars``, and small
-    enough for two blocks per worker, but not under 64 Ki characters (calls cost something).
+    enough for two blocks per thread, but not under 64 Ki characters (calls cost something).
     """
-    return min(block_chars, max(size // (2 * workers), 1 << 16))
+    return min(block_chars, max(size // (2 * num_threads), 1 << 16))
 
 
 class SplitSource:

@@ -2,12 +2,12 @@
 
 The pipeline, three stages on three threads so that the cores never wait for the disk::
 
-    1. read   (a thread)   documents of each input in order (``documents.read_documents``),
-                           each sent to train or val (``SplitChooser``), counted, gathered
-                           into chunks of about ``chunk_bytes`` of text;
-    2. encode (the caller) ``encode_documents``: one ``Tokenizer.encode_batch`` per chunk on
-                           every core (the engine releases the GIL), end-of-text id after
-                           each document;
+    1. read   (a thread)   documents of each input in order (``documents.read_sized_documents``),
+                           gathered into chunks of about ``chunk_bytes`` of text, each chunk's
+                           documents sent to train or val (``Placement``);
+    2. encode (the caller) ``encode_documents``: one ``Tokenizer.encode_batch_to_array`` per
+                           chunk on every core (the engine releases the GIL), end-of-text id
+                           after each document;
     3. write  (a thread)   ``shards.ShardWriter``: ids appended to each split's shards, each
                            complete shard renamed into place and recorded; ``meta.json`` last.
 
@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import queue
@@ -43,7 +44,7 @@ from bytepair.errors import PreparedDataError, UsageError
 
 from .._io import write_text_atomic
 from . import shards as _shards
-from .documents import ReadStats, check_readers, find_inputs, read_documents
+from .documents import ReadStats, check_readers, find_inputs, read_documents, read_sized_documents
 from .files import (
     FolderLock,
     held_interrupts,
@@ -60,6 +61,11 @@ EOT_CANDIDATES = ("<|endoftext|>", "<|end_of_text|>", "</s>", "<eos>")
 # Text per encode_batch call: large enough to keep 16+ threads busy on one call, small enough
 # that two chunks in flight stay a few tens of MB.
 CHUNK_BYTES = 8 << 20
+# The first chunk holds this much text, each next one twice as much up to chunk_bytes: the
+# encoder starts as soon as a little is read instead of idling while a whole chunk is read
+# (measured on 20 MB of WikiText-2: the first encode started 0.13 s into the run with 8 MB
+# chunks from the start, 0.006 s with this ramp).
+FIRST_CHUNK_BYTES = 1 << 18
 SPLITS = ("train", "val")
 _CHOOSER_BLOCK = 1 << 16
 
@@ -311,6 +317,69 @@ class SplitChooser:
             self._block = block
         return int(self._draws[index % _CHOOSER_BLOCK])
 
+    def splits(self, start, count):
+        """``[self(i) for i in range(start, start + count)]`` as an int8 array, without a Python
+        call per document."""
+        if self.chosen is not None:
+            return np.fromiter((i in self.chosen for i in range(start, start + count)), dtype=np.int8, count=count)
+        found = np.zeros(count, dtype=np.int8)
+        if not self.fraction:
+            return found
+        done = 0
+        while done < count:
+            index = start + done
+            block, offset = divmod(index, _CHOOSER_BLOCK)
+            if block != self._block:
+                self._draws = np.random.Generator(np.random.PCG64([self.seed, block])).random(_CHOOSER_BLOCK) < self.fraction
+                self._block = block
+            take = min(count - done, _CHOOSER_BLOCK - offset)
+            found[done:done + take] = self._draws[offset:offset + take]
+            done += take
+        return found
+
+
+class Placement:
+    """Where consecutive documents go, in reading order: their split (``SplitChooser``), their
+    index + 1 over all documents, and whether a shard kept from an interrupted run already holds
+    them (the first ``documents_done`` documents of each split's writer).
+
+    Example:
+        >>> placement = Placement(SplitChooser(val_fraction=0.5, seed=1), {})
+        >>> splits, ends, keep = placement.place(4)
+        >>> ends.tolist(), bool(keep.all()), placement.documents
+        ([1, 2, 3, 4], True, 4)
+    """
+
+    def __init__(self, chooser, writers):
+        self.chooser = chooser
+        self.documents = 0  # every document placed, in every split, including those resumed
+        self._left = [writers[s].documents_done if s in writers else 0 for s in SPLITS]  # still to skip
+
+    def place(self, count):
+        """``(splits, ends, keep)`` of the next ``count`` documents (int8, int64, bool arrays)."""
+        splits = self.chooser.splits(self.documents, count)
+        ends = np.arange(self.documents + 1, self.documents + count + 1, dtype=np.int64)
+        self.documents += count
+        keep = np.ones(count, dtype=bool)
+        for split, left in enumerate(self._left):
+            if left:
+                mine = np.flatnonzero(splits == split)[:left]
+                keep[mine] = False
+                self._left[split] -= len(mine)
+        return splits, ends, keep
+
+
+def count_specials(finder, texts, counts):
+    """Add to ``counts`` how often each match of ``finder`` (``special_regex``) occurs in ``texts``."""
+    if finder is None:
+        return
+    for text in texts:
+        # NOTE: a "<|" in text prefilter was tried: slower than the regex module's own
+        # literal search (0.023 s against 0.009 s for 20 MB of WikiText-2).
+        if finder.search(text):
+            for token in finder.findall(text):
+                counts[token] = counts.get(token, 0) + 1
+
 
 def count_documents(sources, **read_options):
     """The number of documents ``read_documents`` yields over ``sources`` (a first pass)."""
@@ -322,21 +391,17 @@ def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset
     and the token count of each document (eot included): the one encode step of ``encode_corpus``.
 
     Ordinary text never becomes Python ints: ``Tokenizer.encode_batch_to_array`` gives one flat
-    array and the documents' offsets, and the eot ids are inserted into it. With
-    ``allowed_special``, ``encode_batch``'s lists are joined. Special-token strings that are not
-    allowed are ordinary text (never refused, never dropped).
+    array and the documents' offsets, and the eot ids are inserted into it (with
+    ``allowed_special`` it encodes one text after the other, as ``encode_batch`` does).
+    Special-token strings that are not allowed are ordinary text (never refused, never dropped).
 
     Example:
         >>> ids, lengths = encode_documents(gpt2, ["hello world", "hi"], eot_id=50256)  # doctest: +SKIP
         >>> ids.tolist(), lengths.tolist()                                             # doctest: +SKIP
         ([31373, 995, 50256, 5303, 50256], [3, 2])
     """
-    threads = num_threads or os.cpu_count() or 1
-    if allowed_special:
-        lists = tokenizer.encode_batch(texts, num_threads=threads, allowed_special=allowed_special, disallowed_special=())
-        ids, lengths = join_ids(lists, eot_id)
-        return ids.astype(dtype, copy=False), lengths
-    ids, offsets = tokenizer.encode_batch_to_array(texts, num_threads=threads, dtype=dtype, disallowed_special=())
+    ids, offsets = tokenizer.encode_batch_to_array(texts, num_threads=num_threads, dtype=dtype, allowed_special=allowed_special,
+                                                   disallowed_special=())
     return with_eot(ids, np.asarray(offsets, dtype=np.int64), eot_id)
 
 
@@ -347,23 +412,6 @@ def with_eot(ids, offsets, eot_id):
     if eot_id is None:
         return ids, lengths
     return np.insert(ids, offsets[1:], np.asarray(eot_id, dtype=ids.dtype)), lengths + 1
-
-
-
-def join_ids(lists, eot_id=None):
-    """``(uint32 array, lengths)`` of id lists joined with ``eot_id`` after each one."""
-    # array('I').extend copies a list of ints in C, three times faster than np.fromiter over a
-    # chain of the lists (measured: 0.06 s against 0.16 s for 2.4M ids of WikiText-2).
-    joined = array("I")
-    if eot_id is None:
-        for ids in lists:
-            joined.extend(ids)
-    else:
-        for ids in lists:
-            joined.extend(ids)
-            joined.append(eot_id)
-    lengths = np.fromiter(map(len, lists), dtype=np.int64, count=len(lists)) + (eot_id is not None)
-    return np.frombuffer(joined, dtype=np.uint32), lengths
 
 
 def special_regex(tokens):
@@ -379,32 +427,55 @@ def special_regex(tokens):
 
 
 class _Chunk:
-    """Documents gathered for one encode step, with what the metadata counts of each (typed
-    arrays: appending to them is as cheap as to lists, and numpy reads them without a copy)."""
+    """Consecutive documents gathered for one encode step: their texts and UTF-8 sizes as read,
+    then (``place``) per document its split, characters and index + 1 over all documents."""
 
     __slots__ = ("bytes", "characters", "ends", "read_bytes", "splits", "texts")
 
     def __init__(self):
-        self.texts = []
-        self.splits, self.characters, self.bytes, self.ends = array("b"), array("q"), array("q"), array("q")
-        self.read_bytes = 0
+        self.texts, self.bytes, self.read_bytes = [], array("q"), 0
+        self.splits = self.characters = self.ends = None
+
+    def place(self, placement):
+        """Fill in where each document goes; drop those a kept shard already holds."""
+        splits, ends, keep = placement.place(len(self.texts))
+        nbytes = np.frombuffer(self.bytes, dtype=np.int64)
+        if not keep.all():
+            self.texts = list(itertools.compress(self.texts, keep))
+            splits, ends, nbytes = splits[keep], ends[keep], nbytes[keep]
+            self.read_bytes = int(nbytes.sum())
+        self.splits, self.ends, self.bytes = splits, ends, nbytes
+        self.characters = np.fromiter(map(len, self.texts), dtype=np.int64, count=len(self.texts))
 
 
 _END = object()
 
 
-class _Pipeline:
-    """Reader thread -> encode (calling thread) -> writer thread, with bounded queues."""
+class PipelineBase:
+    """What ``run_encoding`` reads from a pipeline once it has run, and what every pipeline is
+    made with (its arguments are ``make_pipeline``'s)."""
 
     def __init__(self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress):
-        self.sources, self.read_options, self.chooser = sources, read_options, chooser
+        self.sources, self.read_options = sources, read_options
         self.tokenizer, self.allowed, self.eot_id, self.writers = tokenizer, allowed, eot_id, writers
         self.dtype = next(iter(writers.values())).dtype.name  # "uint16" or "uint32", as the encoders take it
         self.threads, self.chunk_bytes, self.progress = threads, chunk_bytes, progress
+        self.placement = Placement(chooser, writers)
         self.stats = ReadStats()
-        self.documents = 0  # every document read, in every split, including those resumed
         self.special_counts = {}
         self.encoded_documents = self.encoded_tokens = self.encoded_bytes = 0
+
+    @property
+    def documents(self):
+        """Every document read, in every split, including those resumed."""
+        return self.placement.documents
+
+
+class _Pipeline(PipelineBase):
+    """Reader thread -> encode (calling thread) -> writer thread, with bounded queues."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
         self._stop = threading.Event()
         self._errors = []
 
@@ -422,8 +493,9 @@ class _Pipeline:
                     break
                 ids, lengths = encode_documents(self.tokenizer, chunk.texts, eot_id=self.eot_id, allowed_special=self.allowed,
                                                 num_threads=self.threads, dtype=self.dtype)
-                self._put(to_write, (chunk, ids, lengths))
                 self.encoded_documents += len(chunk.texts)
+                chunk.texts = None  # encoded: the text need not wait for the writer
+                self._put(to_write, (chunk, ids, lengths))
                 self.encoded_tokens += len(ids)
                 self.encoded_bytes += chunk.read_bytes
                 if bar is not None:
@@ -473,35 +545,24 @@ class _Pipeline:
 
     def _read(self, channel):
         finder = special_regex(tuple(self.tokenizer.special_tokens))
-        done = [self.writers[s].documents_done if s in self.writers else 0 for s in SPLITS]
-        local = [0, 0]
-        chooser, chunk, counts = self.chooser, _Chunk(), self.special_counts
+        limit, chunk = min(FIRST_CHUNK_BYTES, self.chunk_bytes), _Chunk()
         for source in self.sources:
-            for text in read_documents(source, stats=self.stats, **self.read_options):
-                split = chooser(self.documents)
-                self.documents += 1
-                # NOTE: a "<|" in text prefilter was tried: slower than the regex module's own
-                # literal search (0.023 s against 0.009 s for 20 MB of WikiText-2).
-                if finder is not None and finder.search(text):
-                    for token in finder.findall(text):
-                        counts[token] = counts.get(token, 0) + 1
-                if local[split] < done[split]:
-                    local[split] += 1
-                    continue  # already in a shard kept from the interrupted run
-                local[split] += 1
-                size = len(text) if text.isascii() else len(text.encode("utf-8"))
+            for text, size in read_sized_documents(source, stats=self.stats, **self.read_options):
                 chunk.texts.append(text)
-                chunk.splits.append(split)
-                chunk.characters.append(len(text))
                 chunk.bytes.append(size)
-                chunk.ends.append(self.documents)
                 chunk.read_bytes += size
-                if chunk.read_bytes >= self.chunk_bytes:
-                    self._put(channel, chunk)
-                    chunk = _Chunk()
+                if chunk.read_bytes >= limit:
+                    self._send(channel, chunk, finder)
+                    chunk, limit = _Chunk(), min(2 * limit, self.chunk_bytes)
+        if chunk.texts:
+            self._send(channel, chunk, finder)
+        self._put(channel, _END)
+
+    def _send(self, channel, chunk, finder):
+        count_specials(finder, chunk.texts, self.special_counts)  # resumed documents are counted too
+        chunk.place(self.placement)
         if chunk.texts:
             self._put(channel, chunk)
-        self._put(channel, _END)
 
     def _write(self, channel):
         while True:
@@ -514,7 +575,7 @@ class _Pipeline:
 
 def write_documents(writers, ids, lengths, splits, characters, nbytes, ends):
     """Consecutive encoded documents to the shard writers of their splits: ``ids`` (each document's
-    ids and end-of-text id, joined) and ``lengths`` as ``join_ids`` gives them, and per document
+    ids and end-of-text id, joined) and ``lengths`` as ``encode_documents`` gives them, and per document
     its split (0 train, 1 val), characters, bytes and index + 1 over all documents."""
     splits = np.asarray(splits, dtype=np.int8)
     characters = np.asarray(characters, dtype=np.int64)

@@ -2,7 +2,8 @@
 
 ``find_inputs`` turns what a user typed (files, folders, globs, ``-``) into ``Input`` records
 (path, format, compression, size, modification time); ``read_documents`` yields the documents
-of one input as strings, in file order, streamed (a JSON array is the one format read whole).
+of one input as strings, in file order, streamed (a JSON array is the one format read whole);
+``read_sized_documents`` yields them with their size in UTF-8 bytes.
 This module knows nothing about tokenizers or shards (``corpus.py``, ``shards.py``), so that a
 distributed run can read one input per worker with the same function.
 
@@ -48,6 +49,9 @@ COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 SPLIT_WINDOW = 1 << 22
 SPLIT_MARGIN = 1 << 16
 PARQUET_BATCH_ROWS = 1024
+# Bytes per read of a file: the default 8 KB makes every longer JSON line a join of reads
+# (measured: 20 ms against 6 ms to iterate the lines of 20 MB of WikiText-2 articles).
+READ_BUFFER = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -86,8 +90,8 @@ def input_format(name):
 
 
 def find_inputs(items):
-    """The inputs named by ``items`` (files, folders searched recursively, globs, ``-``), in the
-    order given; inside a folder or glob, in sorted path order. Hidden files are left out of
+    """The inputs named by ``items`` (files, folders searched recursively, globs, ``-``, or
+    ``Input`` records, kept as they are), in the order given; inside a folder or glob, in sorted path order. Hidden files are left out of
     folders. Raises ``UsageError`` for a name that matches nothing usable.
 
     Example:
@@ -98,6 +102,9 @@ def find_inputs(items):
         items = [items]
     found = []
     for item in items:
+        if isinstance(item, Input):
+            found.append(item)  # found already (a caller that checks its inputs early)
+            continue
         item = str(item)
         if item == "-":
             found.append(Input("-", "auto"))
@@ -161,11 +168,25 @@ def read_documents(source, *, text_field="text", split_on=None, skip_bad=False, 
     NOTE: a separator is searched in windows of 4M characters; a pattern whose match depends on
     text more than 64K characters away is not supported.
     """
+    for text, _ in read_sized_documents(source, text_field=text_field, split_on=split_on, skip_bad=skip_bad, stats=stats):
+        yield text
+
+
+def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None):
+    """``read_documents``, each document with its size in UTF-8 bytes: ``(text, size)`` pairs.
+
+    The size is a by-product of checking that the document is valid UTF-8 (the bytes read, or
+    the one encoding that finds lone surrogates), so nothing encodes a document twice.
+
+    Example:
+        >>> next(read_sized_documents(source))  # doctest: +SKIP
+        ('naïve', 6)
+    """
     stats = stats if stats is not None else ReadStats()
     reader = _Reader(source, text_field, _compiled(split_on), skip_bad, stats)
-    for text in reader.documents():
+    for text, size in reader.documents():
         if text:
-            yield text
+            yield text, size
         else:
             stats.empty += 1
 
@@ -221,9 +242,10 @@ class _Reader:
 
     def _text(self, binary):
         if self.split_on is None:
-            text = self._decoded(binary.read(), "the file")
+            data = binary.read()
+            text = self._decoded(data, "the file")
             if text is not None:
-                yield text
+                yield text, len(data)
             return
         yield from self._split_stream(binary)
 
@@ -258,10 +280,10 @@ class _Reader:
                     if match.end() > limit:
                         break
                     continue
-                yield text[start:match.start()]
+                yield _sized(text[start:match.start()])
                 start = match.end()
             if eof:
-                yield text[start:]
+                yield _sized(text[start:])
             else:
                 line_base += text.count("\n", 0, start)
                 carry = text[start:]
@@ -270,7 +292,7 @@ class _Reader:
 
     def _json_lines(self, binary):
         for number, line in enumerate(binary, 1):
-            if not line.strip():
+            if line.isspace():  # not line.strip(): that copies every line
                 continue
             try:
                 record = json.loads(line)
@@ -281,9 +303,9 @@ class _Reader:
                 problem = f"not valid JSON ({error})" if isinstance(error, ValueError) else "JSON nested too deeply"
                 self.bad(f"line {number}", problem, "bad JSON")
                 continue
-            text = self._field(record, f"line {number}")
-            if text is not None:
-                yield text
+            sized = self._field(record, f"line {number}")
+            if sized is not None:
+                yield sized
 
     def _json(self, binary):
         head = binary.peek(64)[:64] if hasattr(binary, "peek") else b""
@@ -299,11 +321,12 @@ class _Reader:
         except (ValueError, RecursionError) as error:
             raise DocumentError(f"{self.name}: not valid JSON ({error}); a .json input is a JSON array of objects or JSON Lines") from None
         for number, record in enumerate(records):
-            text = self._field(record, f"item {number}")
-            if text is not None:
-                yield text
+            sized = self._field(record, f"item {number}")
+            if sized is not None:
+                yield sized
 
     def _field(self, record, where):
+        """``(text, size)`` of the record's text field, or None when it is bad (and skipped)."""
         if not isinstance(record, dict):
             self.bad(where, f"a JSON {type(record).__name__}, not an object with a {self.field!r} field", "not an object")
             return None
@@ -339,21 +362,27 @@ class _Reader:
                 if text is None:
                     self.bad(f"row {row}", f"column {self.field!r} is null", "null")
                 else:
-                    text = _no_surrogates(text, self, f"row {row}")
-                    if text is not None:
-                        yield text
+                    sized = _no_surrogates(text, self, f"row {row}")
+                    if sized is not None:
+                        yield sized
                 row += 1
 
 
 def _no_surrogates(text, reader, where):
+    """``(text, size in UTF-8 bytes)``, or None for a text with a lone surrogate (reported)."""
     # JSON escapes can spell lone surrogates ("\ud800"), which are not text and cannot be encoded.
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError as error:
-            reader.bad(where, f"a lone surrogate {text[error.start]!r} at character {error.start}", "invalid UTF-8")
-            return None
-    return text
+    if text.isascii():
+        return text, len(text)
+    try:
+        return text, len(text.encode("utf-8"))
+    except UnicodeEncodeError as error:
+        reader.bad(where, f"a lone surrogate {text[error.start]!r} at character {error.start}", "invalid UTF-8")
+        return None
+
+
+def _sized(text):
+    """``(text, size in UTF-8 bytes)`` of a text decoded from UTF-8 (so it has no lone surrogate)."""
+    return text, len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
 def _short(value):
@@ -375,7 +404,7 @@ class _Opened:
             head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "zstd" if head == b"\x28\xb5\x2f\xfd" else None
         else:
-            raw = open(source.path, "rb")
+            raw = open(source.path, "rb", buffering=READ_BUFFER)
             self.closing.append(raw)
             compression = source.compression
         if compression == "gzip":
@@ -388,7 +417,7 @@ class _Opened:
 
             raw = zstandard.ZstdDecompressor().stream_reader(raw)
             self.closing.append(raw)
-        binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=1 << 20)
+        binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=READ_BUFFER)
         fmt = source.format
         if fmt == "auto":
             start = binary.peek(256)[:256].lstrip()

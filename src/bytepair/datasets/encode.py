@@ -10,7 +10,7 @@ knows nothing about file layouts or reports (``prepare.py``).
 
 Example:
     >>> plans = {("bpe", "val"): (tokenizer, "val.bin", iter([text]))}    # doctest: +SKIP
-    >>> encode_all(plans, workers=4)[("bpe", "val")].tokens               # doctest: +SKIP
+    >>> encode_all(plans, num_threads=4)[("bpe", "val")].tokens               # doctest: +SKIP
     519689
 """
 
@@ -31,12 +31,12 @@ from .errors import PrepareError
 WINDOW_PER_WORKER = 2
 
 
-def encode_text(tokenizer, text, *, workers, block_chars):
-    """``tokenizer.encode_to_array(text)`` on ``workers`` threads, in blocks cut where the ids
+def encode_text(tokenizer, text, *, num_threads, block_chars):
+    """``tokenizer.encode_to_array(text)`` on ``num_threads`` threads, in blocks cut where the ids
     stay exact (``blocks.cut_for``), or whole where no cut is exact.
 
     Example:
-        >>> ids = encode_text(tokenizer, text, workers=4, block_chars=1 << 22)  # doctest: +SKIP
+        >>> ids = encode_text(tokenizer, text, num_threads=4, block_chars=1 << 22)  # doctest: +SKIP
         >>> ids.tolist() == tokenizer.encode_ordinary(text)                     # doctest: +SKIP
         True
     """
@@ -45,8 +45,8 @@ def encode_text(tokenizer, text, *, workers, block_chars):
     cut = cut_for(tokenizer)
     if cut is None:
         return tokenizer.encode_to_array(text)
-    blocks = SplitSource("text", text=text).blocks(fitting_block(block_chars, len(text), workers), cut=cut)
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bytepair-encode") as pool:
+    blocks = SplitSource("text", text=text).blocks(fitting_block(block_chars, len(text), num_threads), cut=cut)
+    with ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="bytepair-encode") as pool:
         arrays = list(pool.map(tokenizer.encode_to_array, blocks))
     return np.concatenate(arrays) if arrays else tokenizer.encode_to_array("")
 
@@ -81,18 +81,18 @@ class Cancelled(Exception):
     """Another encoding job failed; this one stops early."""
 
 
-def encode_all(plans, *, workers, progress=None, total=None):
+def encode_all(plans, *, num_threads, progress=None, total=None):
     """Run every plan ``key -> (tokenizer, path, blocks)``; returns ``key -> Counts``.
 
     One thread per plan reads its blocks and writes their ids in order; the encoding itself
-    runs on a shared pool of ``workers`` threads. The first failure stops every plan and is
+    runs on a shared pool of ``num_threads`` threads. The first failure stops every plan and is
     raised once all threads have finished (so no thread writes after the caller cleans up).
     """
     from concurrent.futures import FIRST_EXCEPTION, wait
 
     stop = threading.Event()
     bar = _bar(progress, total)
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="bytepair-encode")
+    pool = ThreadPoolExecutor(max_workers=num_threads, thread_name_prefix="bytepair-encode")
     jobs = ThreadPoolExecutor(max_workers=max(1, len(plans)), thread_name_prefix="bytepair-split")
     futures = {}
     tables = {}
@@ -100,7 +100,7 @@ def encode_all(plans, *, workers, progress=None, total=None):
         for key, (tokenizer, path, blocks) in plans.items():
             if id(tokenizer) not in tables:
                 tables[id(tokenizer)] = ByteTable(tokenizer)
-            job = (tokenizer, tables[id(tokenizer)], blocks, path, pool, workers * WINDOW_PER_WORKER, stop, bar)
+            job = (tokenizer, tables[id(tokenizer)], blocks, path, pool, num_threads * WINDOW_PER_WORKER, stop, bar)
             futures[key] = jobs.submit(_encode_split, *job)
         wait(futures.values(), return_when=FIRST_EXCEPTION)
         failed = [f for f in futures.values() if f.done() and f.exception() is not None]

@@ -162,12 +162,12 @@ def prepare(
     from bytepair.tokenizer import Tokenizer
 
     sources = split_sources(files, texts, cleaning)
-    workers = renamed_workers(num_threads, workers, "prepare")
+    num_threads = renamed_workers(num_threads, workers, "prepare")
     out = output_folder(out)
     given = dict(mode=mode, vocab_size=vocab_size, max_chars=max_chars)
     if tokenizer is not None:
         _check_no_training_options(given, train_options)
-    options = dict(train_options, mode=mode, vocab_size=vocab_size, num_threads=workers)
+    options = dict(train_options, mode=mode, vocab_size=vocab_size, num_threads=num_threads)
     options.setdefault("progress", progress)
     if pt_files and importlib.util.find_spec("torch") is None:
         from bytepair.errors import MissingDependencyError
@@ -211,7 +211,7 @@ def prepare(
         staging = sibling(out, "partial")
         staging.mkdir()
         try:
-            splits = _encode_and_write(staging, sources, resident, tokenizers, context, workers, pt_files, block_chars, options["progress"], timer)
+            splits = _encode_and_write(staging, sources, resident, tokenizers, context, num_threads, pt_files, block_chars, options["progress"], timer)
             sync_tree(staging)
             with held_interrupts():
                 switch_folder(staging, out)
@@ -219,7 +219,7 @@ def prepare(
             shutil.rmtree(staging, ignore_errors=True)
             raise
     result = Prepared(out, tokenizer, tokenizers.get("char"), splits, train_characters, timer.seconds)
-    _report(lines, result, workers, pt_files)
+    _report(lines, result, num_threads, pt_files)
     result.report = lines.lines
     return result
 
@@ -290,7 +290,7 @@ def _train(source, resident_text, alphabet, max_chars, block_chars, options):
     return tokenizer, counted()
 
 
-def _encode_and_write(folder, sources, resident, tokenizers, context, workers, pt_files, block_chars, progress, timer):
+def _encode_and_write(folder, sources, resident, tokenizers, context, num_threads, pt_files, block_chars, progress, timer):
     """Encode every split with each tokenizer, check them, and write the layout into ``folder``
     (the staging folder: nothing in it is seen until it is switched into place).
     """
@@ -301,14 +301,14 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, workers, p
     if "char" in tokenizers:
         tokenizers["char"].save(folders["char"] / ARTIFACT_NAME)
     plans = {
-        (kind, name): (tok, folders[kind] / f"{name}.bin", _blocks_for(source, resident, tok, block_chars, workers))
+        (kind, name): (tok, folders[kind] / f"{name}.bin", _blocks_for(source, resident, tok, block_chars, num_threads))
         for kind, tok in tokenizers.items()
         for name, source in sources.items()
     }
     torch_import = _import_in_background("torch") if pt_files else None
     with timer("encode"):
         total = len(tokenizers) * sum(_size(s, resident) for s in sources.values())
-        counts = encode_all(plans, workers=workers, progress=progress, total=total)
+        counts = encode_all(plans, num_threads=num_threads, progress=progress, total=total)
     splits = _split_results(sources, counts)
     _check_ranges(counts, tokenizers)
     with timer("write"):
@@ -410,7 +410,7 @@ def _training_input(source, resident_text, max_chars, pattern, block_chars):
     return counted_blocks(), lambda: seen[0]
 
 
-def _blocks_for(source, resident, tokenizer, block_chars, workers):
+def _blocks_for(source, resident, tokenizer, block_chars, num_threads):
     """The blocks one tokenizer encodes a split in, cut where its ids stay exact
     (``blocks.cut_for``). Where no cut is exact (no pattern, but a normalization) a split in
     memory is encoded whole, and a larger one is cut after newlines (ids near a cut may differ).
@@ -420,7 +420,7 @@ def _blocks_for(source, resident, tokenizer, block_chars, workers):
     cut = cut_for(tokenizer)
     if cut is None and in_memory:
         return iter([resident[source.name]])
-    return text_source.blocks(fitting_block(block_chars, _size(source, resident), workers), cut=cut or newline_cut)
+    return text_source.blocks(fitting_block(block_chars, _size(source, resident), num_threads), cut=cut or newline_cut)
 
 
 # -- checks, files, report ------------------------------------------------------------------
@@ -521,13 +521,13 @@ class Report:
             self.log(line)
 
 
-def _report(lines, result, workers, pt_files):
+def _report(lines, result, num_threads, pt_files):
     from bytepair.errors import UnknownCharactersError
     from bytepair.report import learned_tokens_report, sample_report, split_report
 
     tokenizer, seconds = result.tokenizer, result.seconds
     both = "both tokenizers" if result.char_tokenizer is not None else "the tokenizer"
-    lines(f"encoded {len(result.splits)} splits with {both} in {seconds['encode']:.2f}s on {workers} threads; every round trip ok")
+    lines(f"encoded {len(result.splits)} splits with {both} in {seconds['encode']:.2f}s on {num_threads} threads; every round trip ok")
     for name, split in result.splits.items():
         lines(split_report(name, split.characters, split.bpe_tokens))
     for name, split in result.splits.items():

@@ -35,7 +35,7 @@ import numpy as np
 
 from bytepair.errors import PreparedDataError
 
-from .._io import FILE_MODE, write_text_atomic
+from .._io import FILE_MODE, file_sha256, write_text_atomic
 
 META_FORMAT = "bytepair-shards/1"
 LOG = "shards.jsonl"
@@ -219,14 +219,6 @@ def _intact(path, shard, itemsize):
     except FileNotFoundError:
         return False
     return file_sha256(path) == shard.sha256
-
-
-def file_sha256(path):
-    sha = hashlib.sha256()
-    with open(path, "rb") as file:
-        while block := file.read(1 << 22):
-            sha.update(block)
-    return sha.hexdigest()
 
 
 # -- reading back -----------------------------------------------------------------------------

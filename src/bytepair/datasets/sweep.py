@@ -101,15 +101,15 @@ def sweep(
     from .prepare import base_alphabet, read_resident, split_sources
 
     sizes = _check_sizes(vocab_sizes, dim, context)
-    workers = renamed_workers(num_threads, workers, "sweep")
-    train_options["num_threads"] = workers
+    num_threads = renamed_workers(num_threads, workers, "sweep")
+    train_options["num_threads"] = num_threads
     sources = split_sources(files, texts, cleaning)
     splits = read_resident(sources, float("inf"))
     alphabet = base_alphabet(sources, splits, train_options.get("normalization"), 0)
     train_text = splits["train"] if max_chars is None else splits["train"][:max_chars]
     probe = splits.get("val", splits.get("test"))
     char_tokenizer = Tokenizer(mode="char", base_tokens=alphabet, normalization=train_options.get("normalization"))
-    measure = functools.partial(_measure, train_text=splits["train"], probe=probe, dim=dim, context=context, words=words, longest=longest, workers=workers)
+    measure = functools.partial(_measure, train_text=splits["train"], probe=probe, dim=dim, context=context, words=words, longest=longest, num_threads=num_threads)
     rows = [measure(char_tokenizer, None, 0.0)]
     started = time.perf_counter()
     largest = _train(train_text, mode, sizes[-1], alphabet, train_options)
@@ -178,7 +178,7 @@ def _train(text, mode, size, alphabet, train_options):
     return train(text, mode=mode, vocab_size=size, base_tokens=alphabet if mode == "char" else None, **options)
 
 
-def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, context, words, longest, workers):
+def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, context, words, longest, num_threads):
     from bytepair.errors import UnknownCharactersError
     from bytepair.report import longest_tokens
 
@@ -186,10 +186,10 @@ def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, con
     from .encode import encode_text
 
     started = time.perf_counter()
-    train_ids = encode_text(tokenizer, train_text, workers=workers, block_chars=ENCODE_BLOCK_CHARS)
+    train_ids = encode_text(tokenizer, train_text, num_threads=num_threads, block_chars=ENCODE_BLOCK_CHARS)
     covered = val_ids = None
     if probe is not None:
-        val_ids = encode_text(tokenizer, probe, workers=workers, block_chars=ENCODE_BLOCK_CHARS)
+        val_ids = encode_text(tokenizer, probe, num_threads=num_threads, block_chars=ENCODE_BLOCK_CHARS)
         covered = sum(1 for byte in tokenizer.decode_bytes(val_ids[:context]) if byte & 0xC0 != 0x80)
     encode_seconds = time.perf_counter() - started
     pieces = {}
