@@ -206,10 +206,11 @@ def apply_chat_template(
     ids equal ``tokenizer.encode(text, allowed_special="all")`` of the rendered text.
 
     Example:
-        >>> tok = bytepair.train(corpus, mode="byte", vocab_size=300,  # doctest: +SKIP
+        >>> import bytepair
+        >>> tok = bytepair.train(["Hi there. Hello!"] * 20, mode="byte", vocab_size=270,
         ...                      special_tokens=template_special_tokens("chatml"))
-        >>> ids = apply_chat_template(tok, [{"role": "user", "content": "Hi"}])  # doctest: +SKIP
-        >>> ids[0] == tok.special_tokens["<|im_start|>"]  # doctest: +SKIP
+        >>> ids = apply_chat_template(tok, [{"role": "user", "content": "Hi"}])
+        >>> ids[0] == tok.special_tokens["<|im_start|>"]
         True
 
     WARNING: a built-in layout needs each of its special tokens in ``tokenizer.special_tokens``;
@@ -264,10 +265,14 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     not fit raises ``ChatTemplateError`` naming it (raise ``max_length`` or leave it out).
 
     Example:
-        >>> batch = encode_conversations(tok, [[{"role": "user", "content": "Hi"},  # doctest: +SKIP
+        >>> import bytepair
+        >>> tok = bytepair.train(["Hi there. Hello!"] * 20, mode="byte", vocab_size=270,
+        ...                      special_tokens=template_special_tokens("chatml"))
+        >>> batch = encode_conversations(tok, [[{"role": "user", "content": "Hi"},
         ...                                     {"role": "assistant", "content": "Hello!"}]])
-        >>> batch["labels"][0][:3]  # doctest: +SKIP
-        [-100, -100, -100]
+        >>> ids, labels = batch["input_ids"][0], batch["labels"][0]
+        >>> tok.decode([i for i, label in zip(ids, labels) if label != -100])
+        'Hello!<|im_end|>'
 
     NOTE: the assistant tokens are those the template marks with ``{% generation %}`` (the
     built-in templates mark each assistant content and its end-of-turn token); a template

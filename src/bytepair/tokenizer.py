@@ -337,8 +337,10 @@ class Tokenizer(DropInMixin):
         """Text to ids, with tiktoken's special-token rules.
 
         Example:
-            >>> tok.encode("<|end|>", allowed_special="all")  # doctest: +SKIP
-            [512]
+            >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")],
+            ...                 special_tokens=["<|end|>"])
+            >>> tok.encode("aaab<|end|>", allowed_special="all")
+            [5, 1, 6]
 
         WARNING: by default a special token's string in the text raises
         ``DisallowedSpecialTokenError``, so user text cannot forge structure.
@@ -399,8 +401,9 @@ class Tokenizer(DropInMixin):
         (or none) goes from the threads straight into the array, without Python ints.
 
         Example:
-            >>> ids, offsets = tok.encode_batch_to_array(["aaabd", "d"])  # doctest: +SKIP
-            >>> ids[offsets[0]:offsets[1]].tolist(), offsets.tolist()  # doctest: +SKIP
+            >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
+            >>> ids, offsets = tok.encode_batch_to_array(["aaabd", "d"])
+            >>> ids[offsets[0]:offsets[1]].tolist(), offsets.tolist()
             ([5, 1, 3], [0, 3, 4])
         """
         threads = check_num_threads(num_threads)
@@ -444,7 +447,8 @@ class Tokenizer(DropInMixin):
         U+FFFD).
 
         Example:
-            >>> tok.encode_tokens("aaabd")  # doctest: +SKIP
+            >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
+            >>> tok.encode_tokens("aaabd")
             ['aaa', 'b', 'd']
         """
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)

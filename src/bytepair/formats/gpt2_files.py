@@ -13,7 +13,12 @@ equal tiktoken's ``gpt2`` encoding:
 It does not encode: the ranks go to ``tiktoken_files.tokenizer_from_ranks``.
 
 Example:
-    >>> ranks, specials = read_gpt2_files('{"a": 97, "<|endoftext|>": 258}', "#version: 0.2\\na b\\n", "gpt2")  # doctest: +SKIP
+    >>> import json
+    >>> alphabet = {BYTE_TO_CHAR[b]: rank for rank, b in enumerate(BYTE_ORDER)}
+    >>> encoder = json.dumps(alphabet | {"ab": 256, "<|endoftext|>": 257})
+    >>> ranks, specials = read_gpt2_files(encoder, "#version: 0.2\\na b\\n", "gpt2")
+    >>> ranks[b"ab"], specials
+    (256, {'<|endoftext|>': 257})
 """
 
 from __future__ import annotations

@@ -193,7 +193,9 @@ def tokenizer_from_ranks(ranks, *, pattern, special_tokens, name=None):
     """A ``Tokenizer`` that encodes exactly like ``tiktoken.Encoding`` with these ranks.
 
     Example:
-        >>> tok = tokenizer_from_ranks(ranks, pattern="cl100k", special_tokens={})  # doctest: +SKIP
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
+        >>> tokenizer_from_ranks(ranks, pattern="gpt2", special_tokens={}).encode("abc ab")
+        [256, 99, 32, 256]
     """
     with gc_paused():
         try:
