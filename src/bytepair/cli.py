@@ -94,14 +94,20 @@ def _add_missing(subparsers, module_name, error):
 
 
 def _add_train(subparsers):
-    parser = subparsers.add_parser("train", help="train a tokenizer on text files", formatter_class=HelpFormatter)
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="training text (UTF-8)")
+    parser = subparsers.add_parser("train", help="train a tokenizer on text, JSON Lines or Parquet files", formatter_class=HelpFormatter)
+    parser.add_argument("files", nargs="+", type=Path, metavar="INPUT",
+                        help="training documents, as in encode-corpus: .txt/.jsonl/.json/.parquet (optionally .gz/.zst), folders, "
+                             "globs, - for standard input; a file of any other name is UTF-8 text")
+    parser.add_argument("--text-field", default="text", help="JSON field / Parquet column holding the text")
+    parser.add_argument("--split-on", default=None, metavar="REGEX",
+                        help="cut text files into documents at this regex (e.g. '\\n\\s*\\n'); default: one document per file")
+    parser.add_argument("--skip-bad", action="store_true", help="skip documents that are not valid text instead of stopping")
     add_training_options(parser)
     parser.add_argument("--base-text", nargs="+", type=Path, default=None, metavar="FILE", help="char mode: files whose characters join the base alphabet")
     parser.add_argument("-o", "--output", type=Path, default=Path(ARTIFACT_NAME), help="where to write the tokenizer (bytepair's artifact; HF files: see save_pretrained)")
     parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                        help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
-                             "FILEs are then inputs as in encode-corpus (.txt/.jsonl/.parquet, folders, globs); put --ray after them")
+                        help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here), "
+                             "one task per input file; put --ray after the INPUTs")
     parser.set_defaults(run=_run_train)
 
 
@@ -114,16 +120,17 @@ def _run_train(args):
     check_output_file(args.output)
     if args.ray is not None:
         return _run_train_ray(args)
-    texts = [read_text(p) for p in args.files]
+    sources = _training_inputs(args)
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)
     shown = {k: v for k, v in options.items() if k not in ("verbose", "progress")}
     print("training " + ", ".join(f"{k}={v!r}" for k, v in shown.items()), file=sys.stderr)
     started = time.perf_counter()
-    tokenizer = train(texts if len(texts) > 1 else texts[0], base_text=base_text, **options)
+    first = []  # the first document, kept as read: standard input cannot be read twice
+    tokenizer = train(_training_documents(sources, args, first), base_text=base_text, **options)
     elapsed = time.perf_counter() - started
     tokenizer.save(args.output)
-    sample = _round_trip_sample(tokenizer, texts[0])
+    sample = _round_trip_sample(tokenizer, first[0] if first else "")
     ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
     print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
     print(f"fingerprint {tokenizer.fingerprint}")
@@ -135,9 +142,9 @@ def _run_train(args):
 def _run_train_ray(args):
     import time
 
-    from .datasets.documents import find_inputs, read_documents
     from .distributed import train
 
+    sources = _training_inputs(args)
     options = training_options(args)
     if options.pop("max_chars") is not None:
         raise UsageError("--max-chars is not available with --ray: give the files to train on")
@@ -145,17 +152,43 @@ def _run_train_ray(args):
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     print("training on Ray " + ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress")), file=sys.stderr)
     started = time.perf_counter()
-    tokenizer = train([str(p) for p in args.files], base_text=base_text, ray_address=args.ray, **options)
+    tokenizer = train(sources, base_text=base_text, ray_address=args.ray, text_field=args.text_field,
+                      split_on=args.split_on, skip_bad=args.skip_bad, **options)
     elapsed = time.perf_counter() - started
     tokenizer.save(args.output)
-    first = next((text for source in find_inputs([str(p) for p in args.files]) for text in read_documents(source)), "")
-    sample = _round_trip_sample(tokenizer, first)
+    sample = _round_trip_sample(tokenizer, _first_document(sources, args))
     ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
     print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
     print(f"fingerprint {tokenizer.fingerprint}")
     print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
     print(f"saved {args.output}")
     return 0 if ok else 1
+
+
+def _training_inputs(args):
+    """The INPUTs of ``train`` as ``Input`` records, all found (and their readers present) before
+    any training starts."""
+    from .datasets.documents import check_readers, find_inputs
+
+    sources = find_inputs([str(p) for p in args.files], other_files_as_text=True)
+    check_readers(sources)
+    return sources
+
+
+def _training_documents(sources, args, first=None):
+    """The documents of ``sources`` in order, read as they are trained on (one document in
+    memory beyond what counting keeps); the first one is appended to ``first``."""
+    from .datasets.documents import read_documents
+
+    for source in sources:
+        for document in read_documents(source, text_field=args.text_field, split_on=args.split_on, skip_bad=args.skip_bad):
+            if first is not None and not first:
+                first.append(document)
+            yield document
+
+
+def _first_document(sources, args):
+    return next(_training_documents(sources, args), "")
 
 
 def _round_trip_sample(tokenizer, text):

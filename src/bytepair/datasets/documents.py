@@ -89,10 +89,12 @@ def input_format(name):
     return (FORMATS.get(suffixes[-1]) if suffixes else None), compression
 
 
-def find_inputs(items):
+def find_inputs(items, *, other_files_as_text=False):
     """The inputs named by ``items`` (files, folders searched recursively, globs, ``-``, or
     ``Input`` records, kept as they are), in the order given; inside a folder or glob, in sorted path order. Hidden files are left out of
-    folders. Raises ``UsageError`` for a name that matches nothing usable.
+    folders. Raises ``UsageError`` for a name that matches nothing usable. ``other_files_as_text``:
+    a file named explicitly whose name is no corpus format (``input``, ``notes.md``) is UTF-8
+    text instead of an error (``bytepair train``, which always read any file as text).
 
     Example:
         >>> [i.path for i in find_inputs(["docs/"])]  # doctest: +SKIP
@@ -111,7 +113,11 @@ def find_inputs(items):
             continue
         path = Path(item)
         if path.is_file():
-            found.append(_file_input(path, explicit=True))
+            if other_files_as_text and input_format(path.name)[0] is None:
+                stat = path.stat()
+                found.append(Input(str(path), "txt", None, stat.st_size, stat.st_mtime))
+            else:
+                found.append(_file_input(path, explicit=True))
         elif path.is_dir():
             files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0])
             if not files:
@@ -122,6 +128,9 @@ def find_inputs(items):
             if not files:
                 raise UsageError(f"pattern {item!r} matches no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
             found.extend(_file_input(p) for p in files)
+        elif path.exists():
+            raise UsageError(f"input {item!r} is not a regular file or folder (a device or a pipe); give files, folders, "
+                             "globs or - for standard input")
         else:
             raise UsageError(f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input")
     return found
