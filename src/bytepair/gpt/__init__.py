@@ -46,7 +46,7 @@ _LAZY = {
     "GPT": "model", "GPTConfig": "model",
     "TrainConfig": "training", "TrainResult": "training", "train": "training", "learning_rate_at": "training",
     "Evaluation": "evaluation", "evaluate_checkpoint": "evaluation", "evaluate_span": "evaluation",
-    "EncodedData": "data", "load_encoded": "data", "aligned_spans": "data",
+    "EncodedData": "data", "load_encoded": "data", "load_shards": "data", "aligned_spans": "data",
     "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint", "restore_model": "checkpoint",
     "sample": "sampling",
     "Comparison": "comparison", "compare": "comparison", "plot_curves": "comparison",
