@@ -100,6 +100,7 @@ class ComparedModel:
     test: Evaluation | None  # None when an input has no test split (encode-corpus shards)
     curve: list
     checkpoint: Path
+    spans: dict  # split -> data.Span: the tokens scored, start:end of the split's stream
 
     def to_dict(self) -> dict:
         return {
@@ -119,6 +120,7 @@ class ComparedModel:
             "test": None if self.test is None else self.test.to_dict(),
             "curve": self.curve,
             "checkpoint": str(self.checkpoint),
+            "spans": {split: {"start": span.start, "end": span.end} for split, span in self.spans.items()},
         }
 
 
@@ -529,7 +531,7 @@ def _train_one(name, data, steps, shape, recipe, spans, eval_points, eval_batch_
         name, data.folder, data.vocab_size, sum(p.numel() for p in run.model.parameters()), data.fingerprint,
         steps, tokens_per_step, data.characters_per_token, data.bytes_per_token, run.characters,
         run.tokens * data.bytes_per_token, run.train_seconds, wall, last_validation(run.history), test, curve,
-        checkpoint,
+        checkpoint, {split: split_spans[name] for split, split_spans in spans.items()},
     )
 
 
