@@ -22,15 +22,20 @@ TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig a
 }
 
 
-def characters(text: str) -> int:
+def characters(text: str, unit: str = "characters") -> int:
     """A positive number of characters (``1_000_000`` and ``1,000,000`` accepted)."""
     try:
         value = int(text.replace("_", "").replace(",", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of characters") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of characters")
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of {unit}")
     return value
+
+
+def byte_count(text: str) -> int:
+    """A positive number of bytes, written as ``characters`` takes it."""
+    return characters(text, "bytes")
 
 
 def seconds(text: str) -> float:
@@ -132,7 +137,7 @@ def _add_compare(commands):
     budget = parser.add_mutually_exclusive_group()
     budget.add_argument("--characters", type=characters, default=None,
                         help="training characters for each model (the default budget: 1,000,000)")
-    budget.add_argument("--bytes", type=characters, default=None, help="training UTF-8 bytes for each model")
+    budget.add_argument("--bytes", type=byte_count, default=None, help="training UTF-8 bytes for each model")
     budget.add_argument("--seconds", type=seconds, default=None,
                         help="seconds of training for each model (steps timed on a few trial steps)")
     for name in ("batch_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor"):
