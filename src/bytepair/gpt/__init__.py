@@ -1,4 +1,4 @@
-"""A small GPT trained on bytepair's prepared data, and the fair char-vs-BPE comparison.
+"""A small GPT trained on bytepair's prepared data, and fair comparisons of tokenizations.
 
 Needs the ``gpt`` extra (PyTorch, matplotlib): ``pip install 'bytepair[gpt]'``. Importing this
 package without PyTorch raises ``ImportError`` saying so; ``import bytepair`` never imports it.
@@ -8,7 +8,7 @@ package without PyTorch raises ``ImportError`` saying so; ``import bytepair`` ne
     >>> gpt.sample("checkpoints/bpe", "prepared/tokenizer.bytepair.json", prompt="The ")  # doctest: +SKIP
     >>> print(gpt.compare("prepared", characters=2_000_000).table())            # doctest: +SKIP
 
-Modules: ``model`` (the GPT), ``data`` (prepared folders), ``training``, ``evaluation`` (bits per
+Modules: ``model`` (the GPT), ``data`` (prepared and encode-corpus folders), ``training``, ``evaluation`` (bits per
 character), ``checkpoint``, ``sampling``, ``comparison``, ``cli`` (``bytepair gpt ...``).
 The names below load their module, and with it PyTorch, on first use, so that the command line
 can list ``bytepair gpt`` without paying for the import of torch.
@@ -46,7 +46,7 @@ _LAZY = {
     "GPT": "model", "GPTConfig": "model",
     "TrainConfig": "training", "TrainResult": "training", "train": "training", "learning_rate_at": "training",
     "Evaluation": "evaluation", "evaluate_checkpoint": "evaluation", "evaluate_span": "evaluation",
-    "EncodedData": "data", "load_encoded": "data", "aligned_spans": "data",
+    "EncodedData": "data", "load_encoded": "data", "load_shards": "data", "aligned_spans": "data",
     "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint", "restore_model": "checkpoint",
     "sample": "sampling",
     "Comparison": "comparison", "compare": "comparison", "plot_curves": "comparison",

@@ -22,14 +22,30 @@ TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig a
 }
 
 
-def characters(text: str) -> int:
+def characters(text: str, unit: str = "characters") -> int:
     """A positive number of characters (``1_000_000`` and ``1,000,000`` accepted)."""
     try:
         value = int(text.replace("_", "").replace(",", ""))
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of characters") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
     if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of characters")
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of {unit}")
+    return value
+
+
+def byte_count(text: str) -> int:
+    """A positive number of bytes, written as ``characters`` takes it."""
+    return characters(text, "bytes")
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of seconds")
     return value
 
 
@@ -107,25 +123,35 @@ def _add_sample(commands):
 
 def _add_compare(commands):
     parser = commands.add_parser(
-        "compare", help="char vs BPE model: same architecture, same training characters, bits per character",
+        "compare", help="GPTs on several tokenizations of one text: same architecture, same budget, bits per byte",
         formatter_class=HelpFormatter,
-        description="Train a character-level and a BPE GPT on PREPARED (encoded_char/ and encoded_bpe/) "
-                    "for the same number of training characters and compare bits per character.",
+        description="Train one GPT per tokenization of the same text (char, BPE 500, BPE 2,000, cl100k, ...) "
+                    "for the same training characters, bytes or seconds, and compare validation bits per byte "
+                    "and per character in one table and one plot (bits per byte against training bytes).",
     )
-    parser.add_argument("prepared", metavar="PREPARED", help="output folder of `bytepair prepare --char-baseline`")
-    parser.add_argument("--out", default="checkpoints", help="folder for char/, bpe/ and comparison.{json,txt,png}")
-    parser.add_argument("--characters", type=characters, default=1_000_000,
-                        help="training characters for each model")
+    parser.add_argument("data", metavar="PREPARED_OR_SHARDS", nargs="+",
+                        help="`bytepair prepare` outputs (each stands for its encoded_char/ and encoded_bpe/), "
+                             "encoded_*/ folders of them, or `bytepair encode-corpus` outputs, all of the same text")
+    parser.add_argument("--out", default="checkpoints",
+                        help="folder for one checkpoint folder per model and comparison.{json,txt,png}")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--characters", type=characters, default=None,
+                        help="training characters for each model (the default budget: 1,000,000)")
+    budget.add_argument("--bytes", type=byte_count, default=None, help="training UTF-8 bytes for each model")
+    budget.add_argument("--seconds", type=seconds, default=None,
+                        help="seconds of training for each model (steps timed on a few trial steps)")
     for name in ("batch_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=int, default=TRAIN_DEFAULTS[name],
                             help=name.replace("_", " "))
     for name in ("dropout", "learning_rate", "min_learning_rate", "weight_decay", "grad_clip"):
         parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=TRAIN_DEFAULTS[name],
                             help=name.replace("_", " "))
-    parser.add_argument("--seed", type=int, default=1337, help="seed of both runs")
+    parser.add_argument("--seed", type=int, default=1337, help="seed of every run")
     parser.add_argument("--eval-points", type=int, default=10, help="validation points on each learning curve")
     parser.add_argument("--eval-characters", type=characters_or_all, default=100_000,
-                        help="validation and test characters evaluated (the same for both models), or 'all'")
+                        help="validation and test characters evaluated (the same for every model), or 'all'")
+    parser.add_argument("--vocab-dir", default=None,
+                        help="folder of published vocabularies, for encode-corpus outputs made with one (gpt2, ...)")
     parser.add_argument("--overwrite", action="store_true", help="replace existing checkpoints in --out")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
     _add_common(parser)
@@ -179,10 +205,10 @@ def _run_compare(args) -> int:
     from bytepair.gpt.comparison import compare
 
     settings = {name: getattr(args, name) for name in (
-        "characters", "batch_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor",
+        "characters", "bytes", "seconds", "vocab_dir", "batch_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor",
         "dropout", "learning_rate", "min_learning_rate", "weight_decay", "grad_clip", "eval_points",
         "eval_characters", "seed", "device", "overwrite", "progress")}
-    result = compare(args.prepared, args.out, **settings)
+    result = compare(args.data, args.out, **settings)
     if args.json:
         print(json.dumps(result.to_dict(), indent=2))
     else:

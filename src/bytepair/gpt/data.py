@@ -8,10 +8,14 @@ One folder holds one tokenizer's view of a corpus::
     encoded_bpe/train.bin      flat token ids, ready for np.memmap
     encoded_bpe/val.bin, test.bin
 
+The output of ``bytepair encode-corpus`` (shards and a ``meta.json`` with ``"format":
+"bytepair-shards/1"``) reads the same way (``load_shards``).
+
 Does: check ``meta.json`` against the files and the tokenizer (fingerprint, sizes, id range,
 character and byte counts), memory-map the streams, draw random training windows, and find
-the spans of two token streams that cover exactly the same characters (for bits per character).
-Does not: encode text (``bytepair prepare`` does) or read a stream into memory.
+the spans of several token streams that cover exactly the same characters (for bits per character).
+Does not: encode text (``bytepair prepare`` and ``encode-corpus`` do) or read a stream into memory
+(except a split of several shards, which is joined).
 """
 
 from __future__ import annotations
@@ -107,6 +111,12 @@ class EncodedData:
         train = self.split("train")
         return train.characters / train.tokens
 
+    @property
+    def bytes_per_token(self) -> float:
+        """Average UTF-8 bytes per token of the training split: how many bytes a step sees."""
+        train = self.split("train")
+        return train.bytes / train.tokens
+
 
 def load_tokenizer(path):
     """``bytepair.load`` of a file (bytepair's own, a ``.tiktoken`` file or an HF
@@ -133,6 +143,77 @@ def load_encoded(folder) -> EncodedData:
         for name, entry in meta["splits"].items()
     }
     return EncodedData(folder, tokenizer, tokenizer.fingerprint, tokenizer.vocab_size, splits, lengths)
+
+
+def load_shards(folder, *, vocab_dir=None) -> EncodedData:
+    """Read the output of ``bytepair encode-corpus`` (``meta.json`` + shards) as an ``EncodedData``.
+
+    Its splits are ``train`` and ``val`` (no ``test``); a split cut into several shards is
+    joined in memory, one shard is memory-mapped. The tokenizer is the one ``meta.json`` names:
+    a file of that name in ``folder`` or beside it, or a published name (found in
+    ``vocab_dir``, ``$BYTEPAIR_VOCAB_DIR`` or the cache); its fingerprint must be the shards'.
+    End-of-text tokens stand for no text (``TokenLengths.special``).
+
+    Example:
+        >>> data = load_shards("out", vocab_dir="vocab/")  # doctest: +SKIP
+        >>> sorted(data.splits), data.vocab_size  # doctest: +SKIP
+        (['train', 'val'], 50257)
+
+    Raises ``PreparedDataError`` naming the folder when the tokenizer cannot be found, a shard
+    is incomplete, or the ids do not decode to the characters and bytes ``meta.json`` records.
+    """
+    from bytepair.datasets.shards import open_shards, read_meta
+
+    folder = Path(folder)
+    meta = read_meta(folder)
+    tokenizer = _shard_tokenizer(folder, meta, vocab_dir)
+    lengths = TokenLengths.of(tokenizer)
+    splits = {}
+    for name, entry in meta["splits"].items():
+        arrays = open_shards(folder, name, tokenizer=tokenizer)
+        ids = arrays[0] if len(arrays) == 1 else np.concatenate(arrays) if arrays else np.zeros(0, dtype=meta["dtype"])
+        if len(ids) and int(ids.max()) >= tokenizer.vocab_size:
+            raise PreparedDataError(
+                f"{str(folder)!r}: the {name!r} shards hold token id {int(ids.max())}, but the tokenizer has only "
+                f"{tokenizer.vocab_size} ids; encode the corpus again"
+            )
+        id_counts = _id_counts(ids, tokenizer.vocab_size)
+        counted = (int(id_counts @ lengths.characters), int(id_counts @ lengths.bytes))
+        if counted != (entry["characters"], entry["bytes"]):
+            raise PreparedDataError(
+                f"{str(folder)!r}: the {name!r} shards decode to {counted[0]} characters and {counted[1]} bytes of "
+                f"text, but meta.json says {entry['characters']} and {entry['bytes']} (special tokens inside "
+                "documents, from --allowed-special, stand for text that cannot be scored); encode the corpus "
+                "again without --allowed-special"
+            )
+        splits[name] = Split(name, ids, entry["characters"], entry["bytes"])
+    return EncodedData(folder, tokenizer, tokenizer.fingerprint, tokenizer.vocab_size, splits, lengths)
+
+
+def _shard_tokenizer(folder: Path, meta: dict, vocab_dir):
+    """The tokenizer ``meta.json`` names: ``encode-corpus`` records a published name, or the
+    file name of a tokenizer file (not its path), so look for that file in and beside ``folder``."""
+    import bytepair
+    from bytepair.errors import BytepairError
+
+    name = str(meta.get("tokenizer"))
+    places = [folder / name, folder.parent / name]
+    try:
+        found = next((path for path in places if path.is_file()), None)
+        tokenizer = bytepair.load(found) if found is not None else bytepair.load(name, path=vocab_dir)
+    except (BytepairError, OSError) as error:
+        raise PreparedDataError(
+            f"{str(folder)!r}: cannot load the tokenizer its meta.json names, {name!r} ({error}); put that "
+            f"tokenizer file in {str(folder)!r} or beside it, or give the folder of published vocabularies "
+            "(--vocab-dir)"
+        ) from None
+    if tokenizer.fingerprint != meta.get("fingerprint"):
+        raise PreparedDataError(
+            f"{str(folder)!r} was encoded with the tokenizer whose fingerprint is {meta.get('fingerprint')!r}, "
+            f"but {name!r} has fingerprint {tokenizer.fingerprint!r}; put the tokenizer the shards were "
+            "encoded with beside them"
+        )
+    return tokenizer
 
 
 def _read_meta(folder: Path) -> dict:
@@ -325,6 +406,6 @@ def _span_end(common, ends, character_ends, max_characters) -> int:
 
 
 __all__ = [
-    "EncodedData", "Span", "Split", "TokenLengths", "aligned_spans", "load_encoded",
+    "EncodedData", "Span", "Split", "TokenLengths", "aligned_spans", "load_encoded", "load_shards",
     "load_tokenizer", "sample_batch",
 ]
