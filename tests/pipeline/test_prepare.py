@@ -400,6 +400,7 @@ def test_a_published_tokenizer_encodes_wikitext_and_the_gpt_package_reads_it(tmp
     result = prepare(out, files=find_split_files(corpus), tokenizer=name, vocab_dir=vocab, char_baseline=True, log=None, progress=False)
     assert sorted(p.name for p in out.iterdir()) == sorted(["encoded_bpe", "encoded_char", written])
     assert bytepair.load(out / written).fingerprint == expected.fingerprint == result.tokenizer.fingerprint
+    assert any(line.startswith(f"wrote {out / written}, ") for line in result.report)  # names the file it wrote
     for split in SPLITS:
         meta, ids = read_stream(out / "encoded_bpe", split)
         assert meta["tokenizer"] == f"../{written}" and meta["tokenizer_source"] == name

@@ -325,21 +325,32 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, num_thread
 
 def save_tokenizer(tokenizer, folder):
     """Write ``tokenizer`` into ``folder`` in a file ``bytepair.load`` rebuilds it from (same
-    fingerprint); return the file's name. bytepair's own tokenizers are saved as
+    fingerprint); return the file's name (``tokenizer_file_name``)."""
+    from bytepair.formats import to_huggingface, to_tiktoken
+
+    name = tokenizer_file_name(tokenizer)
+    if name == ARTIFACT_NAME:
+        tokenizer.save(folder / name)
+    elif name.endswith(".tiktoken"):
+        to_tiktoken(tokenizer, folder / name)
+    else:
+        to_huggingface(tokenizer, folder / name)
+    return name
+
+
+def tokenizer_file_name(tokenizer):
+    """The file ``save_tokenizer`` writes ``tokenizer`` to. bytepair's own tokenizers are saved as
     ``tokenizer.bytepair.json``; a vocabulary loaded from another library's files cannot be (its ids are
     that library's ranks), so it is written back in its own format: a published tiktoken
     encoding as ``NAME.tiktoken``, any other as a Hugging Face ``tokenizer.json``.
     """
-    from bytepair.formats import TIKTOKEN_VOCABULARIES, to_huggingface, to_tiktoken
+    from bytepair.formats import TIKTOKEN_VOCABULARIES
 
     if tokenizer.model.export_refusal("artifact") is None:
-        tokenizer.save(folder / ARTIFACT_NAME)
         return ARTIFACT_NAME
     name = getattr(tokenizer, "name", None)
     if name in TIKTOKEN_VOCABULARIES and tokenizer.model.export_refusal("tiktoken") is None:
-        to_tiktoken(tokenizer, folder / f"{name}.tiktoken")
         return f"{name}.tiktoken"
-    to_huggingface(tokenizer, folder / "tokenizer.json")
     return "tokenizer.json"
 
 
@@ -549,6 +560,6 @@ def _report(lines, result, num_threads, pt_files):
         lines(f"sample {SAMPLE!r} not shown: {error}")
     extras = ", *_ids.pt" if pt_files else ""
     char = f", {result.out / 'encoded_char'}" if result.char_tokenizer is not None else ""
-    lines(f"wrote {result.out / ARTIFACT_NAME}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}")
+    lines(f"wrote {result.out / tokenizer_file_name(tokenizer)}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}")
     total = sum(seconds.values())
     lines("time: " + ", ".join(f"{phase} {value:.2f}s" for phase, value in seconds.items()) + f", total {total:.2f}s")
