@@ -77,3 +77,25 @@ def write_wikitext_folder(folder, sizes=(30_000, 6_000, 6_000), seed=0):
     for offset, (name, size) in enumerate(zip(("train.txt", "valid.txt", "test.txt"), sizes)):
         (folder / name).write_text(wikitext_like(size, seed=seed + offset), encoding="utf-8")
     return folder
+
+
+def assigned_code_points():
+    """Every code point the installed ``regex`` module (the newest Unicode here) assigns, but
+    the private-use planes 15 and 16 (131,068 code points of one kind, Co, in every version;
+    the private-use block of the BMP stays) and the surrogates (no peer takes them)."""
+    import regex
+
+    everything = "".join(chr(c) for c in range(0xD800)) + "".join(chr(c) for c in range(0xE000, 0xF0000))
+    return [ord(m.group()) for m in regex.finditer(r"[^\p{Cn}\p{Cs}]", everything)]
+
+
+def code_point_texts(contexts, per_text=4096):
+    """Texts that show each assigned code point in each context: ``contexts`` are format
+    strings with one ``{}`` (``"a{}"``: after a letter), the variants joined by newlines,
+    ``per_text`` code points to a text. Returns ``[(code points, text)]``."""
+    points = assigned_code_points()
+    out = []
+    for start in range(0, len(points), per_text):
+        chunk = points[start:start + per_text]
+        out.append((chunk, "\n".join(context.format(chr(c)) for c in chunk for context in contexts)))
+    return out

@@ -29,7 +29,6 @@ def count_pieces(blocks, pattern, num_threads=1):
     cdef int pattern_id = _pattern_id(pattern)
     if pattern_id == P_NONE:
         raise ValueError("count_pieces needs a named pattern; without one each text is one piece")
-    _char_tables()
     cdef list texts = list(blocks)
     cdef vector[TextRef] views
     cdef str text

@@ -142,16 +142,16 @@ cdef class Encoder:
     cdef uint32_t _max_id
     cdef readonly str mode
     cdef readonly object pattern
+    cdef readonly str unicode
 
     def __cinit__(self, *, mode, token_bytes, base_ids, pair_table, whole_piece, monotonic,
-                  pattern, fallback_ids, special_ids=()):
+                  pattern, fallback_ids, special_ids=(), unicode="regex"):
         if mode not in ("char", "byte"):
             raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
-        cdef int pattern_id = _pattern_id(pattern)
-        if pattern_id != P_NONE:
-            _char_tables()
+        cdef int pattern_id = _pattern_id(pattern, unicode)
         self.mode = mode
         self.pattern = pattern
+        self.unicode = unicode
         self._core = new EncoderCore(mode == "char", pattern_id, bool(whole_piece), bool(monotonic))
         self._max_id = 0
         self._load_base(base_ids, fallback_ids)
@@ -320,7 +320,7 @@ cdef class Encoder:
         Python twin: ``bytepair.patterns.split``.
         """
         text = _checked_text(text)
-        return _pieces(text, _pattern_id(self.pattern))
+        return _pieces(text, _pattern_id(self.pattern, self.unicode))
 
 
 # Below this many ids in a batch, lists are built one id at a time: the per-thread use counts

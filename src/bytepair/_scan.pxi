@@ -1,4 +1,4 @@
-# The pre-tokenizer scanner's Python side: the class tables, pattern ids, ``split``.
+# The pre-tokenizer scanner's Python side: the class tables, scanner ids, ``split``.
 #
 # Included by _engine.pyx. The scanner itself, with its design note, is engine/scanner.hpp;
 # it must give exactly ``patterns.split(text, name)`` (tests/engine/test_scanner.py).
@@ -16,13 +16,17 @@ cdef extern from "engine/scanner.hpp":
         cbool ascii
 
     int P_NONE "bp::P_NONE"
+    int _scanner_id "bp::scanner_id"(int pattern, int unicode)
+    void _fill_generated "bp::fill_generated"(int unicode)
     uint8_t F_L "bp::F_L"
     uint8_t F_N "bp::F_N"
     uint8_t F_S "bp::F_S"
     uint8_t F_U "bp::F_U"
     uint8_t F_W "bp::F_W"
-    void _set_flags "bp::set_flags"(size_t start, size_t end, uint8_t bit)
-    void _add_fold "bp::add_fold"(uint32_t cp, char letter) except +
+    uint8_t F_FOLD "bp::F_FOLD"
+    const uint8_t* _class_flags "bp::class_flags"(int unicode)
+    void _set_flags "bp::set_flags"(int unicode, size_t start, size_t end, uint8_t bit)
+    void _add_fold "bp::add_fold"(int unicode, uint32_t cp, char letter) except +
     void _scan_bounds "bp::scan_bounds"(int pattern, int kind, const void* data, size_t n,
                                         vector[size_t]& bounds) except + nogil
 
@@ -30,20 +34,48 @@ cdef extern from "engine/scanner.hpp":
 # Pattern name -> the scanner's id for it (bp::Pattern).
 SCANNED_PATTERNS = {"gpt2": 1, "cl100k": 2, "o200k": 3, "llama3": 4}
 
-_tables_ready = False
+# Whose Unicode tables the scanner's classes (\p{L}, \p{N}, \s, ...) follow -> bp::Unicode.
+# "regex": the installed `regex` module's, read from it at first use, so that the scanner gives
+# exactly ``patterns.split``; a version: the ranges generated from that Unicode version's data
+# (engine/unicode_tables.hpp, by tools/gen_unicode_tables.py), the tables compiled into a peer.
+UNICODE_TABLES = {"regex": 0, "16.0.0": 1}
+
+_tables_ready = set()
+
+# The bits of ``char_flags``: \p{L}, \p{N}, \s, o200k's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}] and
+# [\p{Ll}\p{Lm}\p{Lo}\p{M}], and "a non-ASCII code point that (?i:...) matches as a contraction
+# letter".
+CHAR_CLASSES = {"L": F_L, "N": F_N, "S": F_S, "upper": F_U, "lower": F_W, "fold": F_FOLD}
 
 
-def _char_tables():
-    """Fill the scanner's class flags from the `regex` module, once (about 0.2 s).
+def char_flags(unicode="regex"):
+    """The scanner's class flags of every code point under ``unicode``'s tables: 0x110000
+    bytes, byte ``c`` holding code point ``c``'s bits (``CHAR_CLASSES``). For tests and
+    for finding out why a character splits as it does.
 
-    The classes are matched over one string that holds every code point, surrogates
-    included, so the table is whatever `regex` (and thus ``patterns.split``) believes.
+    Example:
+        >>> char_flags("16.0.0")[ord("a")] & CHAR_CLASSES["L"] != 0
+        True
     """
-    global _tables_ready
-    if _tables_ready:
+    if not isinstance(unicode, str) or unicode not in UNICODE_TABLES:
+        raise ValueError(f"the scanner has the Unicode tables {sorted(UNICODE_TABLES)}, not {unicode!r}")
+    _char_tables(unicode)
+    return (<const char*>_class_flags(UNICODE_TABLES[unicode]))[:0x110000]
+
+
+def _char_tables(unicode="regex"):
+    """Fill one Unicode table set of the scanner's class flags, once (``"regex"``: about 0.2 s)."""
+    cdef int table = UNICODE_TABLES[unicode]
+    if table in _tables_ready:
+        return
+    if unicode != "regex":
+        _fill_generated(table)
+        _tables_ready.add(table)
         return
     import regex
 
+    # The classes are matched over one string that holds every code point, surrogates
+    # included, so the table is whatever `regex` (and thus ``patterns.split``) believes.
     everything = _all_code_points()
     classes = [
         (F_L, r"\p{L}+"),
@@ -54,19 +86,19 @@ def _char_tables():
     ]
     for bit, class_regex in classes:
         for match in regex.finditer(class_regex, everything):
-            _set_flags(match.start(), match.end(), bit)
+            _set_flags(table, match.start(), match.end(), bit)
     letters = "sdmtlvre"  # the letters of the contractions 's 'd 'm 't 'll 've 're
     any_letter = "(?i:" + "|".join(f"({letter})" for letter in letters) + ")"
     for match in regex.finditer(any_letter, everything):
         letter = letters[match.lastindex - 1]
         code_point = match.start()
         if code_point >= 128:
-            _add_fold(code_point, ord(letter))
+            _add_fold(table, code_point, ord(letter))
         elif chr(code_point) not in (letter, letter.upper()):
             # the scanner folds ASCII by plain lower-casing; a `regex` that disagrees is one
             # this scanner was not written for
             raise RuntimeError(f"regex matches {chr(code_point)!r} as {letter!r} ignoring case")
-    _tables_ready = True
+    _tables_ready.add(table)
 
 
 cdef str _all_code_points():
@@ -91,16 +123,21 @@ cdef inline TextRef _ref(str text):
     return ref
 
 
-cdef int _pattern_id(object pattern) except -1:
+cdef int _pattern_id(object pattern, object unicode="regex") except -1:
+    """The scanner id of a named pattern (or None) under ``unicode``'s tables, filled if needed."""
     if pattern is None:
         return P_NONE
     try:
-        return SCANNED_PATTERNS[pattern]
+        pattern_id = SCANNED_PATTERNS[pattern]
     except (KeyError, TypeError):
         raise ValueError(
             f"the scanner knows the patterns {sorted(SCANNED_PATTERNS)} and None, not {pattern!r}; "
             "split custom patterns with bytepair.patterns.split"
         ) from None
+    if not isinstance(unicode, str) or unicode not in UNICODE_TABLES:
+        raise ValueError(f"the scanner has the Unicode tables {sorted(UNICODE_TABLES)}, not {unicode!r}")
+    _char_tables(unicode)
+    return _scanner_id(pattern_id, UNICODE_TABLES[unicode])
 
 
 cdef list _pieces(str text, int pattern_id):
@@ -117,10 +154,11 @@ cdef list _pieces(str text, int pattern_id):
     return [PyUnicode_Substring(text, bounds[k], bounds[k + 1]) for k in range(0, bounds.size(), 2)]
 
 
-def split(text, pattern):
-    """The scanner's pieces of ``text`` for a named pattern.
+def split(text, pattern, unicode="regex"):
+    """The scanner's pieces of ``text`` for a named pattern, its classes from ``unicode``'s
+    tables (a key of ``UNICODE_TABLES``).
 
-    Python twin: ``bytepair.patterns.split``.
+    Python twin: ``bytepair.patterns.split`` (with ``unicode="regex"``).
 
     Example:
         >>> split("Hello world!!", "gpt2")
@@ -128,7 +166,4 @@ def split(text, pattern):
     """
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
-    cdef int pattern_id = _pattern_id(pattern)
-    if pattern_id != P_NONE:
-        _char_tables()
-    return _pieces(text, pattern_id)
+    return _pieces(text, _pattern_id(pattern, unicode))

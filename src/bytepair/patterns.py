@@ -60,6 +60,17 @@ PATTERNS = {
     ),
 }
 
+# Whose Unicode tables the compiled scanner's classes (\p{L}, \p{N}, \s, o200k's case classes)
+# follow, by the merge rule of the vocabulary (``Tokenizer.rule``): a vocabulary loaded from a
+# library gets that library's tables, so its ids are the library's for every code point.
+# Measured by matching each class on every code point through the installed peers
+# (tests/peers/test_unicode_tables.py): tiktoken 0.14 (Rust regex-syntax) and HF tokenizers 0.23
+# (Oniguruma) both follow Unicode 16.0.0 exactly. A rule not listed here (``replay``: tokenizers
+# trained by bytepair) keeps the installed ``regex`` module's tables ("regex"), so that encoding
+# splits as training counted, and as ``split`` below does. Custom patterns always run on
+# ``regex``, whatever the rule.
+UNICODE_BY_RULE = {"tiktoken": "16.0.0", "hf": "16.0.0"}
+
 # Other names people use for the same patterns: the vocabulary names each pattern belongs to
 # (tiktoken's p50k_base and p50k_edit use r50k_base's pattern, which is GPT-2's; the GPT-4o
 # tokenizer.json holds o200k's). Looked up case-insensitively, so "CL100K" and "GPT2" are names,

@@ -36,7 +36,7 @@ from .errors import (
 from .ids import check_defined_id, checked_id, checked_ids
 from .model import MODES, RULES, MergeModel, RankModel
 from .normalize import check_normalization, clean_surrogates, normalize
-from .patterns import resolve_pattern
+from .patterns import UNICODE_BY_RULE, resolve_pattern
 from .patterns import split as regex_split
 from .special import check_disallowed, resolve_special, special_token_list, split_on_special
 from .threads import check_num_threads
@@ -224,7 +224,9 @@ class Tokenizer(DropInMixin):
         scanner = self._pattern_name if self._pattern_name in SCANNED_PATTERNS else None
         # A custom regex is split in Python by the `regex` module; named ones by the engine.
         self._regex_pattern = self._pattern if self._pattern is not None and scanner is None else None
-        self._engine = _engine.Encoder(pattern=scanner, **self._model.engine_spec())
+        # The scanner's Unicode tables: the emulated library's (patterns.UNICODE_BY_RULE).
+        unicode = UNICODE_BY_RULE.get(self._model.rule, "regex")
+        self._engine = _engine.Encoder(pattern=scanner, unicode=unicode, **self._model.engine_spec())
 
     # -- pickling ------------------------------------------------------------------------
 

@@ -180,6 +180,47 @@ def test_scanner_rejects_unknown_pattern_and_non_text():
     assert _engine.split("a b", None) == ["a b"]
 
 
+# -- Unicode tables ------------------------------------------------------------------------------
+
+NEW_IN_17 = "\U0003d000"  # a CJK ideograph (Lo) of Unicode 17.0, unassigned in 16.0
+
+
+def test_unicode_tables_are_chosen_per_call():
+    text = NEW_IN_17 + "'s"
+    # 16.0: not a letter, so [^\s\p{L}\p{N}]+ takes it with the apostrophe, then "s" is a word
+    assert _engine.split(text, "o200k", unicode="16.0.0") == [NEW_IN_17 + "'", "s"]
+    assert _engine.split(text, "o200k") == patterns.split(text, "o200k")  # the `regex` module's
+    with pytest.raises(ValueError, match="Unicode tables"):
+        _engine.split("x", "gpt2", unicode="15.0")
+
+
+def test_generated_tables_hold_the_versions_letters_and_digits():
+    flags = _engine.char_flags("16.0.0")
+    classes = _engine.CHAR_CLASSES
+    assert flags[ord("a")] == classes["L"] | classes["lower"]
+    assert flags[ord("A")] == classes["L"] | classes["upper"]
+    assert flags[ord("7")] == classes["N"] and flags[ord(" ")] == classes["S"]
+    assert flags[0x17F] & classes["fold"]  # LONG S: (?i:s) matches it
+    assert flags[0x1C] == 0  # a control, not \s (str.isspace says it is)
+    assert flags[0x1E5D0] & classes["L"]  # OL ONAL LETTER O, new in Unicode 16.0
+    assert not flags[0x11DE0] & classes["N"]  # a digit new in 17.0
+    assert not flags[ord(NEW_IN_17)] & classes["L"]
+
+
+def test_tokenizers_take_their_libraries_tables():
+    from bytepair import Tokenizer
+    from bytepair.model import RankModel
+
+    ranks = {bytes([b]): b for b in range(256)}
+    text = NEW_IN_17 + "'s"
+    for loaded in [RankModel(ranks, rule="tiktoken"), RankModel(ranks, rule="hf", pair_table={})]:
+        assert Tokenizer(loaded, pattern="o200k").split(text) == [NEW_IN_17 + "'", "s"]
+    trained = Tokenizer(mode="byte", pattern="o200k")
+    assert trained.split(text) == patterns.split(text, "o200k")
+    custom = Tokenizer(RankModel(ranks, rule="tiktoken"), pattern=r"\p{L}+|\P{L}")
+    assert custom.split(NEW_IN_17 * 2) == patterns.split(NEW_IN_17 * 2, r"\p{L}+|\P{L}")  # `regex`
+
+
 def test_pathological_runs():
     for text in ["x" * 100_000, " " * 100_000, "\n" * 50_000 + "x", "1" * 100_001, "." * 100_000]:
         for name in NAMES:

@@ -22,6 +22,7 @@ from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
 from datafiles import data_file
+from generated import code_point_texts
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -201,10 +202,9 @@ def test_stdlib_code(pairs, name):
 ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-") + [
     "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "\U0001F3FD", "é", "e\u0301", "人", "한", "ا", "\u0939\u093f",
 ]
-# Cn (unassigned in this Python's Unicode tables) excluded: HF's regex engine (Oniguruma) has
-# older tables than ``regex``, tiktoken and bytepair's scanner, so characters assigned since
-# split differently there; test_newer_unicode_digits_split_differently pins the known case.
-random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=60).map("".join)
+# Any character, unassigned ones included: the scanner takes HF's (Oniguruma's) Unicode tables
+# for its files (test_every_assigned_code_point_encodes_like_hf checks them all).
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map("".join)
 
 
 @pytest.mark.data
@@ -217,12 +217,32 @@ def test_random_unicode(pairs, name, text):
 
 
 @pytest.mark.data
-@pytest.mark.xfail(strict=True, reason="HF's Oniguruma tables predate the digits U+11DE0..U+11DE9 (and 326 other new \\p{N} code points); bytepair's scanner, like tiktoken and regex, reads them as numbers")
-def test_newer_unicode_digits_split_differently(pairs):
+def test_digits_newer_than_oniguruma_split_like_hf(pairs):
     tokenizer, reference = pairs["llama3"]
-    text = " \U00011de0"  # a space, then a digit that recent Unicode versions added
-    assert tokenizer.split(text) == [" ", "\U00011de0"]  # \s+(?!\S) then \p{N}{1,3}
-    assert tokenizer.encode(text) == hf_ids(reference, text)  # HF: [109697, 239, 115, 254], one piece
+    text = " \U00011de0"  # a space, then a digit of Unicode 17, unassigned in Oniguruma's 16.0
+    assert tokenizer.encode(text) == hf_ids(reference, text)
+    assert tokenizer.split(text) == [text]  # not a number: ?[^\s\p{L}\p{N}]+ takes the space too
+
+
+# Each code point alone, after a letter, a digit and a space, and before "'s" and "123", tokens
+# that a wrong class splits (so that ids show it; see test_against_tiktoken.CONTEXTS).
+CONTEXTS = ["{}", "a{}", "1{}", " {}", "{}'s", "{}123"]
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_every_assigned_code_point_encodes_like_hf(pairs):
+    tokenizer, reference = pairs["llama3"]
+    bad = []
+    for points, text in code_point_texts(CONTEXTS):
+        if tokenizer.encode(text) != hf_ids(reference, text):
+            bad += [
+                f"U+{c:04X} in {context!r}"
+                for c in points
+                for context in CONTEXTS
+                if tokenizer.encode(context.format(chr(c))) != hf_ids(reference, context.format(chr(c)))
+            ]
+    assert not bad, f"{len(bad)} code points in context differ from HF tokenizers: {bad[:20]}"
 
 
 # -- what is refused ------------------------------------------------------------------------------
