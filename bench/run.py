@@ -1,5 +1,6 @@
-"""Side-by-side benchmarks: bytepair against rustbpe, HF tokenizers, sentencepiece, tiktoken and
-its own reference, on the same corpus, vocabulary size and pattern, in one run.
+"""Side-by-side benchmarks: bytepair against rustbpe, HF tokenizers, sentencepiece, tiktoken,
+quicktok, bpe-openai and its own reference, on the same corpus, vocabulary size and pattern, in
+one run.
 
     pip install ".[bench]"
     python bench/run.py --quick                  # small slices, about a minute
@@ -236,6 +237,16 @@ class Bench:
             self.rows.append(row)
         return row
 
+    def unavailable(self, section, library, corpus, vocab, mode, nbytes, reason, *, versus="bytepair"):
+        """A row that says why ``library`` has no measurement here (it cannot load the
+        vocabulary), so that a missing peer shows in the table instead of vanishing."""
+        for row in self.rows:
+            if (row.section, row.library, row.key()) == (section, library, (section, corpus, str(vocab), mode)):
+                return row
+        row = Row(section, library, corpus, vocab, mode, nbytes, versus, status=reason)
+        self.rows.append(row)
+        return row
+
     def _run(self, library, corpus, vocab, mode, nbytes, work, summarize, threads, limit, section):
         print(f"[{section}] {library} on {corpus}, vocab {vocab}, {mode} ...", file=sys.stderr, end=" ", flush=True)
         outcome = run_in_child(work, summarize, timeout=limit, env=_thread_env(threads))
@@ -459,6 +470,9 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
                    timeout=None, series=None):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
+    if isinstance(encoder, adapters.Unavailable):
+        return bench.unavailable(section, label, corpus_name, family, mode, nbytes, encoder.reason, versus=versus)
+
     def work():
         if mode == "1 call":
             return adapters.encode_one(library, encoder, payload)
@@ -529,6 +543,10 @@ def section_decode(bench, peers):
         for mode, payload, repeat in inputs:
             nbytes = len(decoders["bytepair"].decode_bytes(payload)) * repeat
             for library, decoder in decoders.items():
+                if isinstance(decoder, adapters.Unavailable):
+                    bench.unavailable("decode", library, corpus.name, family, mode, nbytes, decoder.reason)
+                    continue
+
                 def work(library=library, decoder=decoder, payload=payload, repeat=repeat):
                     for _ in range(repeat - 1):
                         adapters.decode_ids(library, decoder, payload)
@@ -805,12 +823,12 @@ def _encoding_targets(bench):
 def _decoding_targets(bench):
     lines = []
     for row in bench.rows:
-        if row.section == "decode" and row.library == "tiktoken" and row.seconds:
+        if row.section == "decode" and row.library in ("tiktoken", "quicktok") and row.seconds:
             ours = _twin(bench, row)
             if ours and ours.seconds:
                 ratio = row.seconds / ours.seconds
-                wanted = 1.0 if row.facts.get("calls", 1) > 1 else 1.5
-                lines.append(f"decoding ≥{wanted:g}× tiktoken, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
+                wanted = 1.0 if row.facts.get("calls", 1) > 1 or row.library == "quicktok" else 1.5
+                lines.append(f"decoding ≥{wanted:g}× {row.library}, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
     return lines
 
 
