@@ -8,7 +8,7 @@ one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``decode``, ``pathological``, ``seed``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``pathological``, ``seed``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -48,7 +48,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "decode", "pathological", "seed", "scaling")
+SECTIONS = ("train", "encode", "decode", "pieces", "pathological", "seed", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -66,6 +66,7 @@ FULL = dict(
     pathological_timeout=60,
     short_call_runs=5,
     decode_short_calls=20_000,
+    piece_characters=2_000_000,
 )
 # --quick: the same code paths on small slices, about a minute.
 QUICK = dict(
@@ -81,6 +82,7 @@ QUICK = dict(
     pathological_timeout=20,
     short_call_runs=1,
     decode_short_calls=2_000,
+    piece_characters=300_000,
 )
 # On every machine: what train and encode use when the data folder is missing.
 FALLBACK_CORPUS = "stdlib-code"
@@ -516,6 +518,18 @@ def _decode_summary(ids, calls):
     return summarize
 
 
+def _published(bench, name):
+    """{library: tokenizer} of a published vocabulary from its file, built once per run; None
+    (and a note) when the file is missing."""
+    path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+    if not path.is_file():
+        print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+        return None
+    if name not in bench.decoders:
+        bench.decoders[name] = adapters.published_tokenizers(name, path)
+    return bench.decoders[name]
+
+
 def section_decode(bench, peers):
     """Every decoder of each published vocabulary on the ids of WikiText-2 train (cl100k: 2.5 M),
     from a list and from a numpy uint32 array, and on 40 of those ids (timed over many calls,
@@ -527,13 +541,9 @@ def section_decode(bench, peers):
     corpus = _available(bench, ["wikitext-train"])[0]
     calls = bench.plan["decode_short_calls"]
     for name in bench.args.published:
-        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
-        if not path.is_file():
-            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
-            continue
-        decoders = bench.decoders.get(name)
+        decoders = _published(bench, name)
         if decoders is None:
-            decoders = bench.decoders[name] = adapters.published_tokenizers(name, path)
+            continue
         family = name.replace("_base", "")
         ids = decoders["bytepair"].encode_ordinary(corpus.text)
         middle = len(ids) // 2
@@ -553,6 +563,50 @@ def section_decode(bench, peers):
                     return adapters.decode_ids(library, decoder, payload)
 
                 bench.measure("decode", library, corpus.name, family, mode, nbytes, work, _decode_summary(len(payload), repeat),
+                              versus=None if library == "bytepair" else "bytepair", threads=1)
+
+
+# One piece of each length: from tiktoken's O(n^2) scan's comfort zone to past 2**16 symbols.
+PIECE_LENGTHS = (1_000, 4_000, 16_000, 64_000)
+
+
+def piece_texts(length):
+    """The sweep's two pieces of ``length`` characters, each one pre-tokenization piece under
+    cl100k's pattern: one letter repeated (few distinct pairs, all in cache) and random lowercase
+    letters without spaces (a new pair, often a cache miss, at nearly every merge)."""
+    import random
+
+    rng = random.Random(length)
+    return [("'x'", "x" * length), ("letters", "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(length)))]
+
+
+def section_pieces(bench, peers):
+    """cl100k on one piece of 1,000 to 64,000 symbols, each call repeated to about
+    ``piece_characters`` characters in one child (one call of 1,000 symbols takes tens of
+    microseconds); time per character shows how merging one long piece scales."""
+    encoders = _published(bench, "cl100k_base")
+    if encoders is None:
+        return
+    for length in PIECE_LENGTHS:
+        calls = max(1, bench.plan["piece_characters"] // length)
+        for kind, text in piece_texts(length):
+            for library, encoder in encoders.items():
+                if library == "tokenizers":  # left out of "1 call" (see section_encode)
+                    continue
+                corpus = f"{kind} × {length:,}"
+                if isinstance(encoder, adapters.Unavailable):
+                    bench.unavailable("pieces", library, corpus, "cl100k", "1 piece", length * calls, encoder.reason)
+                    continue
+
+                def work(library=library, encoder=encoder, text=text, calls=calls):
+                    for _ in range(calls - 1):
+                        adapters.encode_one(library, encoder, text)
+                    return adapters.encode_one(library, encoder, text)
+
+                def summarize(ids, calls=calls, length=length):
+                    return {**_ids_facts(list(ids)), "calls": calls, "symbols": length}
+
+                bench.measure("pieces", library, corpus, "cl100k", "1 piece", length * calls, work, summarize,
                               versus=None if library == "bytepair" else "bytepair", threads=1)
 
 
@@ -715,6 +769,17 @@ def _decode_cells(bench, row):
             f"{calls:,}", seconds, rate, per_call, _same_text(row, twin), _ratio_text(row, twin)]
 
 
+PIECES_HEADER = ["library", "piece", "calls", "seconds", "ns per character", "same ids", "peer/ours"]
+
+
+def _pieces_cells(bench, row):
+    twin = _twin(bench, row)
+    calls = row.facts.get("calls", 1)
+    seconds = f"{row.seconds:.3f}" if row.seconds is not None else row.status
+    per_char = f"{row.seconds / row.nbytes * 1e9:,.1f}" if row.seconds else "-"
+    return [row.library, row.corpus, f"{calls:,}", seconds, per_char, _same_text(row, twin), _ratio_text(row, twin)]
+
+
 def print_section(bench, section):
     rows = [r for r in bench.rows if r.section == section]
     if not rows:
@@ -725,6 +790,10 @@ def print_section(bench, section):
         return
     if section == "decode":
         for line in format_table(DECODE_HEADER, [_decode_cells(bench, r) for r in rows]):
+            print(line)
+        return
+    if section == "pieces":
+        for line in format_table(PIECES_HEADER, [_pieces_cells(bench, r) for r in rows]):
             print(line)
         return
     for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
@@ -832,6 +901,21 @@ def _decoding_targets(bench):
     return lines
 
 
+def _piece_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section == "pieces" and row.library == "bytepair" and row.seconds:
+            per_char = row.seconds / row.nbytes * 1e9
+            line = f"one piece, cl100k, {row.corpus}: {per_char:.1f} ns per character (≤ 40 wanted: {_met(per_char <= 40)})"
+            tiktoken = next((r for r in bench.rows if r.section == "pieces" and r.library == "tiktoken"
+                             and r.key() == row.key() and r.seconds), None)
+            if tiktoken:
+                ratio = tiktoken.seconds / row.seconds
+                line += f"; {ratio:.2f}× tiktoken (≥ 4 wanted: {_met(ratio >= 4)})"
+            lines.append(line)
+    return lines
+
+
 def _linearity_targets(bench):
     lines = []
     for kind in ("'x' run", "random latin-1"):
@@ -847,7 +931,8 @@ def _linearity_targets(bench):
 def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
-    return _training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _linearity_targets(bench)
+    return (_training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _piece_targets(bench)
+            + _linearity_targets(bench))
 
 
 # -- the command line -------------------------------------------------------------------------
