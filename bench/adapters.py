@@ -303,15 +303,22 @@ def quicktok_tokenizer(ranks, pattern, special_tokens=None):
     import tempfile
 
     import quicktok
-    from quicktok import _import_core
 
-    scanner = QUICKTOK_SCANNERS.get(pattern)
-    if scanner is None:
+    if pattern not in QUICKTOK_SCANNERS:
         return Unavailable(f"cannot load: no {pattern} scanner")
     with tempfile.TemporaryDirectory() as folder:
-        _import_core.write_files(folder, "bench", ranks, dict(special_tokens or {}), scanner, False)
-        _import_core.ensure_tables(folder, os.path.join(os.path.dirname(quicktok.__file__), "data"), scanner, False)
+        write_quicktok_files(folder, ranks, pattern, special_tokens)
         return quicktok.Tokenizer("bench", folder)  # reads every file now
+
+
+def write_quicktok_files(folder, ranks, pattern, special_tokens=None):
+    """quicktok's files for ``ranks`` in ``folder``, as the encoding "bench"."""
+    import quicktok
+    from quicktok import _import_core
+
+    scanner = QUICKTOK_SCANNERS[pattern]
+    _import_core.write_files(folder, "bench", ranks, dict(special_tokens or {}), scanner, False)
+    _import_core.ensure_tables(folder, os.path.join(os.path.dirname(quicktok.__file__), "data"), scanner, False)
 
 
 class BpeOpenAI:

@@ -8,7 +8,7 @@ one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``pathological``, ``seed``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``pathological``, ``seed``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -48,7 +48,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "decode", "pieces", "pathological", "seed", "scaling")
+SECTIONS = ("train", "encode", "decode", "pieces", "load", "pathological", "seed", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -610,6 +610,69 @@ def section_pieces(bench, peers):
                               versus=None if library == "bytepair" else "bytepair", threads=1)
 
 
+# Loads of one vocabulary timed in one child; the fastest is the figure (the first also pays
+# for the file's pages and the allocator's first growth).
+LOAD_RUNS = 3
+# What each loaded tokenizer encodes, so that the row shows it loaded the same vocabulary.
+LOAD_CHECK_TEXT = "Hello, world! Ünïcödé, 数字 12345 and   spaces\n\tdef f(x): return x ** 2  # 😀"
+
+
+def section_load(bench, peers):
+    """A published vocabulary loaded from its ``.tiktoken`` file: ``bytepair.load`` against
+    tiktoken's ``load_tiktoken_bpe`` and ``Encoding`` (what ``tiktoken.get_encoding`` does with
+    a cached file), and quicktok from its own files written from the same ranks beforehand;
+    each ``LOAD_RUNS`` times in one child, the fastest kept."""
+    import tempfile
+
+    from bytepair.formats.tiktoken_files import ENCODINGS
+
+    for name in bench.args.published:
+        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+        if not path.is_file():
+            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+            continue
+        encoding = ENCODINGS[name]
+        loaders = {"bytepair": lambda name=name, path=path: __import__("bytepair").load(name, path=path)}
+        if "tiktoken" in peers:
+            def tiktoken_load(name=name, path=path, encoding=encoding):
+                import tiktoken
+                from tiktoken.load import load_tiktoken_bpe
+
+                return tiktoken.Encoding(name, pat_str=adapters.pattern_regex(encoding.pattern),
+                                         mergeable_ranks=load_tiktoken_bpe(str(path)),
+                                         special_tokens=encoding.special_tokens)
+
+            loaders["tiktoken"] = tiktoken_load
+        folder = None
+        if "quicktok" in peers and encoding.pattern in adapters.QUICKTOK_SCANNERS:
+            folder = tempfile.mkdtemp(prefix="bench-quicktok-")
+            adapters.write_quicktok_files(folder, adapters.read_tiktoken_file(path), encoding.pattern, encoding.special_tokens)
+            loaders["quicktok"] = lambda folder=folder: __import__("quicktok").Tokenizer("bench", folder)
+        elif "quicktok" in peers:
+            bench.unavailable("load", "quicktok", f"{name}.tiktoken", name.replace("_base", ""), "load",
+                              path.stat().st_size, f"cannot load: no {encoding.pattern} scanner")
+        for library, loader in loaders.items():
+            def work(loader=loader):
+                times = []
+                for _ in range(LOAD_RUNS):
+                    started = time.perf_counter()
+                    tokenizer = loader()
+                    times.append(time.perf_counter() - started)
+                return tokenizer, times
+
+            def summarize(result, library=library):
+                tokenizer, times = result
+                return {**_ids_facts(list(adapters.encode_one(library, tokenizer, LOAD_CHECK_TEXT))),
+                        "load_seconds": min(times), "load_runs": [round(t, 4) for t in times]}
+
+            bench.measure("load", library, f"{name}.tiktoken", name.replace("_base", ""), "load", path.stat().st_size,
+                          work, summarize, versus=None if library == "bytepair" else "bytepair", threads=1)
+        if folder:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
+
+
 def section_pathological(bench, peers):
     """cl100k on a run of one character and on random Latin-1 text at growing sizes, and on
     prose of the smallest size: time should grow linearly."""
@@ -780,6 +843,20 @@ def _pieces_cells(bench, row):
     return [row.library, row.corpus, f"{calls:,}", seconds, per_char, _same_text(row, twin), _ratio_text(row, twin)]
 
 
+LOAD_HEADER = ["library", "file", "MB", f"best of {LOAD_RUNS}, s", "runs, s", "same ids", "peer/ours"]
+
+
+def _load_cells(bench, row):
+    twin = _twin(bench, row)
+    best = row.facts.get("load_seconds")
+    ratio = "-"
+    if twin is not None and best and twin.facts.get("load_seconds"):
+        ratio = f"{best / twin.facts['load_seconds']:.2f}×"
+    runs = ", ".join(f"{t:.3f}" for t in row.facts.get("load_runs", []))
+    return [row.library, row.corpus, f"{row.nbytes / MB:.2f}", f"{best:.3f}" if best else row.status, runs or "-",
+            _same_text(row, twin), ratio]
+
+
 def print_section(bench, section):
     rows = [r for r in bench.rows if r.section == section]
     if not rows:
@@ -794,6 +871,10 @@ def print_section(bench, section):
         return
     if section == "pieces":
         for line in format_table(PIECES_HEADER, [_pieces_cells(bench, r) for r in rows]):
+            print(line)
+        return
+    if section == "load":
+        for line in format_table(LOAD_HEADER, [_load_cells(bench, r) for r in rows]):
             print(line)
         return
     for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
@@ -916,6 +997,18 @@ def _piece_targets(bench):
     return lines
 
 
+def _load_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section == "load" and row.library == "tiktoken" and row.facts.get("load_seconds"):
+            ours = _twin(bench, row)
+            if ours and ours.facts.get("load_seconds"):
+                ratio = row.facts["load_seconds"] / ours.facts["load_seconds"]
+                lines.append(f"load {row.corpus} ≤ tiktoken's time: {ours.facts['load_seconds']:.3f} s vs "
+                             f"{row.facts['load_seconds']:.3f} s, {ratio:.2f}× ({_met(ratio >= 1)})")
+    return lines
+
+
 def _linearity_targets(bench):
     lines = []
     for kind in ("'x' run", "random latin-1"):
@@ -932,7 +1025,7 @@ def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
     return (_training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _piece_targets(bench)
-            + _linearity_targets(bench))
+            + _load_targets(bench) + _linearity_targets(bench))
 
 
 # -- the command line -------------------------------------------------------------------------
