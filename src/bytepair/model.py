@@ -239,8 +239,9 @@ class RankModel:
     """Token bytes with ids and a pair table, encoded by tiktoken's or HF's rule.
 
     - ``rule="tiktoken"``: ``token_bytes`` are tiktoken's ranks (id = rank = merge priority);
-      the pair table (every split of every token into two tokens) is derived here. A piece
-      that is a token is that token.
+      the pair table (every split of every token into two tokens) is derived by the engine
+      from the token bytes, and here only on first use of ``pair_table`` (the fingerprint, an
+      export). A piece that is a token is that token.
     - ``rule="hf"``: ``pair_table`` maps ``(left_id, right_id) -> (merge rank, merged id)``,
       read from the file's merge list; ``ignore_merges=True`` looks a whole piece up first.
 

@@ -7,7 +7,8 @@ pre-tokenization pattern nor the special tokens; for the published encodings bot
 
 Encoding follows tiktoken's ``byte_pair_merge``: a piece that is itself a token is that token;
 otherwise merge the adjacent pair whose concatenation has the lowest rank, leftmost first. The
-engine needs that as a pair table, which ``RankModel`` derives (``model.tiktoken_pair_table``).
+engine derives that as a pair table from the token bytes (``Encoder(token_splits=True)``; the
+Python twin is ``model.tiktoken_pair_table``).
 
 It does not write rank files (``export.py``), download (``download.py``), read GPT-2's ``encoder.json``/``vocab.bpe``
 (``gpt2_files.py``) or decide which file a name means (``formats/__init__.py``).
