@@ -28,24 +28,51 @@ from bytepair import reference
 from bytepair.bytelevel import bytes_to_readable, readable_to_bytes
 from bytepair.formats.hf_regex import hf_regex
 
-PEERS = ("tiktoken", "tokenizers", "rustbpe", "sentencepiece")
+# {library: (module, distribution)}: the name a row shows, what to import, what pip installs.
+PEERS = {
+    "tiktoken": ("tiktoken", "tiktoken"),
+    "tokenizers": ("tokenizers", "tokenizers"),
+    "rustbpe": ("rustbpe", "rustbpe"),
+    "sentencepiece": ("sentencepiece", "sentencepiece"),
+    "quicktok": ("quicktok", "quicktok-v1"),
+    "bpe-openai": ("bpe_openai", "bpe-openai"),
+}
+# Distributions whose module name another, unrelated package also uses ("quicktok" on PyPI is
+# not quicktok-v1): these count as installed only when that distribution is.
+_EXACT_DISTRIBUTION = {"quicktok", "bpe-openai"}
 
 
 def installed_peers():
-    """{name: version} of the peer libraries that can be imported here.
+    """{library: version} of the peer libraries that can be imported here.
 
     Example:
         >>> sorted(installed_peers())  # doctest: +SKIP
-        ['rustbpe', 'sentencepiece', 'tiktoken', 'tokenizers']
+        ['bpe-openai', 'quicktok', 'rustbpe', 'sentencepiece', 'tiktoken', 'tokenizers']
     """
     found = {}
-    for name in PEERS:
-        if importlib.util.find_spec(name) is not None:
+    for library, (module, distribution) in PEERS.items():
+        if importlib.util.find_spec(module) is not None:
             try:
-                found[name] = importlib.metadata.version(name)
+                found[library] = importlib.metadata.version(distribution)
             except importlib.metadata.PackageNotFoundError:
-                found[name] = "?"
+                if library not in _EXACT_DISTRIBUTION:
+                    found[library] = "?"
     return found
+
+
+class Unavailable:
+    """A peer that cannot load a given vocabulary: its rows say ``reason`` instead of a time.
+
+    Example:
+        >>> Unavailable("cannot load r50k_base").reason
+        'cannot load r50k_base'
+    """
+
+    def __init__(self, reason):
+        self.reason = reason
+
+    def __repr__(self):
+        return f"Unavailable({self.reason!r})"
 
 
 def pattern_regex(pattern):
@@ -265,10 +292,79 @@ def bytepair_from_ranks(ranks, pattern, special_tokens=None, name=None):
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens or {}, name=name)
 
 
+# quicktok compiles each pre-tokenization grammar by hand: {bytepair pattern name: its scanner}.
+QUICKTOK_SCANNERS = {"cl100k": "cl100k", "o200k": "o200k"}
+
+
+def quicktok_tokenizer(ranks, pattern, special_tokens=None):
+    """quicktok over ``ranks`` ({token bytes: rank}), written to its own file format in a
+    temporary folder (its importer's ``write_files``) and loaded from there; an
+    ``Unavailable`` when quicktok has no scanner for ``pattern``."""
+    import tempfile
+
+    import quicktok
+
+    if pattern not in QUICKTOK_SCANNERS:
+        return Unavailable(f"cannot load: no {pattern} scanner")
+    with tempfile.TemporaryDirectory() as folder:
+        write_quicktok_files(folder, ranks, pattern, special_tokens)
+        return quicktok.Tokenizer("bench", folder)  # reads every file now
+
+
+def write_quicktok_files(folder, ranks, pattern, special_tokens=None):
+    """quicktok's files for ``ranks`` in ``folder``, as the encoding "bench"."""
+    import quicktok
+    from quicktok import _import_core
+
+    scanner = QUICKTOK_SCANNERS[pattern]
+    _import_core.write_files(folder, "bench", ranks, dict(special_tokens or {}), scanner, False)
+    _import_core.ensure_tables(folder, os.path.join(os.path.dirname(quicktok.__file__), "data"), scanner, False)
+
+
+class BpeOpenAI:
+    """bpe-openai's Rust tokenizer for a vocabulary it ships (it loads no file): ``encode_ordinary``
+    and ``decode`` call its binding directly, as its own ``Encoding`` does, without the
+    ``Encoding``'s refusal of texts of 1,000,000 characters or more; ``decode`` falls back to
+    the ``Encoding`` (bytes joined in Python, ``errors="replace"``) where the binding refuses
+    ids whose bytes are not UTF-8. The batch API is the ``Encoding``'s (a thread pool)."""
+
+    def __init__(self, name):
+        import bpe_openai
+        from bpe_openai import _bindings
+
+        self.binding = _bindings.tokenizer_for_encoding(name)
+        self.encoding = bpe_openai.get_encoding(name)
+
+    def encode_ordinary(self, text):
+        return self.binding.encode(text)
+
+    def encode_ordinary_batch(self, texts, num_threads):
+        return self.encoding.encode_ordinary_batch(texts, num_threads=num_threads)
+
+    def decode(self, ids):
+        try:
+            return self.binding.decode(ids)
+        except ValueError:  # bytes that are not UTF-8: tiktoken's rule, replacement characters
+            return self.encoding.decode(ids)
+
+
+def bpe_openai_tokenizer(name):
+    """bpe-openai's own copy of the published vocabulary ``name``, or an ``Unavailable``."""
+    from bpe_openai import _bindings
+
+    if name not in _bindings.supported_encodings():
+        return Unavailable(f"cannot load: ships no {name}")
+    return BpeOpenAI(name)
+
+
 def published_tokenizers(name, path):
     """A published tiktoken encoding ("r50k_base", "cl100k_base", "o200k_base") from one
-    ``.tiktoken`` file in every installed library: {library: tokenizer}, all with the
-    encoding's own pattern and special tokens."""
+    ``.tiktoken`` file in every installed library: {library: tokenizer or ``Unavailable``}, all
+    with the encoding's own pattern and special tokens.
+
+    NOTE: bpe-openai cannot load a file: it gets its own copy of the vocabulary, and the ids it
+    gives are checked against bytepair's like every peer's.
+    """
     from bytepair import load
     from bytepair.formats.tiktoken_files import ENCODINGS
 
@@ -280,6 +376,10 @@ def published_tokenizers(name, path):
         found["tiktoken"] = tiktoken_encoding(ranks, encoding.pattern, name, encoding.special_tokens)
     if "tokenizers" in peers:
         found["tokenizers"] = hf_tokenizer(ranks, all_splits(ranks), encoding.pattern, ignore_merges=True)
+    if "quicktok" in peers:
+        found["quicktok"] = quicktok_tokenizer(ranks, encoding.pattern, encoding.special_tokens)
+    if "bpe-openai" in peers:
+        found["bpe-openai"] = bpe_openai_tokenizer(name)
     return found
 
 
@@ -317,7 +417,9 @@ def encode_many(library, tokenizer, texts, threads):
     """Ids of each text, through each library's batch API on ``threads`` threads.
 
     NOTE: HF tokenizers takes its thread count from the environment (``RAYON_NUM_THREADS``,
-    ``TOKENIZERS_PARALLELISM``) before its first parallel call; the caller sets it.
+    ``TOKENIZERS_PARALLELISM``) before its first parallel call; the caller sets it. quicktok's
+    batch API returns every text's ids in one flat array (the same ids in the same order: its
+    digest equals that of the lists).
     """
     if library == "bytepair":  # special-token strings as text, as tiktoken's ordinary batch
         return tokenizer.encode_batch(texts, num_threads=threads, disallowed_special=())
@@ -326,14 +428,19 @@ def encode_many(library, tokenizer, texts, threads):
     if library == "tokenizers":
         fast = getattr(tokenizer, "encode_batch_fast", tokenizer.encode_batch)
         return [encoding.ids for encoding in fast(texts, add_special_tokens=False)]
+    if library == "quicktok":  # one flat uint32 array and the offsets of each text's ids
+        ids, _offsets = tokenizer.encode_batch(texts, threads)
+        return ids
+    if library == "bpe-openai":
+        return tokenizer.encode_ordinary_batch(texts, threads)
     raise ValueError(f"unknown library {library!r}")
 
 
 def decode_ids(library, tokenizer, ids):
     """The text of ``ids`` (a list or a numpy array) through each library's plain API.
 
-    bytepair takes a numpy array as it is; tiktoken and HF tokenizers take sequences of Python
-    ints, so an array is first made a list (``tolist``, the fastest way there, and timed with
+    bytepair takes a numpy array as it is; the peers take sequences of Python ints, so an array
+    is first made a list (``tolist``, the fastest way there, and timed with
     the call): tiktoken reads an array item by item at a fifth of its list speed. HF's decode
     keeps special tokens, as the others do.
     """
@@ -341,7 +448,7 @@ def decode_ids(library, tokenizer, ids):
         return tokenizer.decode(ids)
     if hasattr(ids, "tolist"):
         ids = ids.tolist()
-    if library == "tiktoken":
+    if library in ("tiktoken", "quicktok", "bpe-openai"):
         return tokenizer.decode(ids)
     if library == "tokenizers":
         return tokenizer.decode(ids, skip_special_tokens=False)
@@ -357,8 +464,8 @@ def warm_up(patterns, peers):
     tables, about 0.2 s per process)."""
     from bytepair import Tokenizer
 
-    for name in peers:
-        importlib.import_module(name)
+    for library in peers:
+        importlib.import_module(PEERS[library][0])
     for pattern in patterns:
         Tokenizer(mode="byte", pattern=pattern).encode_ordinary("warm up")
 
@@ -366,7 +473,8 @@ def warm_up(patterns, peers):
 def encoders_for(tokenizer, peers):
     """{label: (library, encoder, label of the bytepair row it must equal)} for a trained
     byte-level tokenizer: bytepair itself, bytepair under tiktoken's rule over the same
-    vocabulary (what tiktoken computes), tiktoken, and HF tokenizers over the same merges."""
+    vocabulary (what tiktoken computes), tiktoken, HF tokenizers over the same merges, and
+    quicktok over the same ranks where it has a scanner for the pattern."""
     encoders = {"bytepair": ("bytepair", tokenizer, None)}
     if "tiktoken" in peers:
         ranks = token_ranks(tokenizer)
@@ -374,6 +482,9 @@ def encoders_for(tokenizer, peers):
         encoders["tiktoken"] = ("tiktoken", tiktoken_encoding(ranks, tokenizer.pattern), "bytepair, tiktoken rule")
     if "tokenizers" in peers:
         encoders["tokenizers"] = ("tokenizers", hf_from_bytepair(tokenizer), "bytepair")
+    if "quicktok" in peers and (tokenizer.pattern_name or "") in QUICKTOK_SCANNERS:
+        quicktok = quicktok_tokenizer(token_ranks(tokenizer), tokenizer.pattern_name)
+        encoders["quicktok"] = ("quicktok", quicktok, "bytepair, tiktoken rule")
     return encoders
 
 

@@ -1,5 +1,6 @@
-"""Side-by-side benchmarks: bytepair against rustbpe, HF tokenizers, sentencepiece, tiktoken and
-its own reference, on the same corpus, vocabulary size and pattern, in one run.
+"""Side-by-side benchmarks: bytepair against rustbpe, HF tokenizers, sentencepiece, tiktoken,
+quicktok, bpe-openai and its own reference, on the same corpus, vocabulary size and pattern, in
+one run.
 
     pip install ".[bench]"
     python bench/run.py --quick                  # small slices, about a minute
@@ -7,7 +8,7 @@ its own reference, on the same corpus, vocabulary size and pattern, in one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``decode``, ``pathological``, ``seed``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``pathological``, ``seed``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -47,7 +48,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "decode", "pathological", "seed", "scaling")
+SECTIONS = ("train", "encode", "decode", "pieces", "load", "pathological", "seed", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -65,6 +66,7 @@ FULL = dict(
     pathological_timeout=60,
     short_call_runs=5,
     decode_short_calls=20_000,
+    piece_characters=2_000_000,
 )
 # --quick: the same code paths on small slices, about a minute.
 QUICK = dict(
@@ -80,6 +82,7 @@ QUICK = dict(
     pathological_timeout=20,
     short_call_runs=1,
     decode_short_calls=2_000,
+    piece_characters=300_000,
 )
 # On every machine: what train and encode use when the data folder is missing.
 FALLBACK_CORPUS = "stdlib-code"
@@ -234,6 +237,16 @@ class Bench:
                   done.seconds, done.cpu_seconds, done.peak_mb, done.tokens, done.facts)
         if not hidden:
             self.rows.append(row)
+        return row
+
+    def unavailable(self, section, library, corpus, vocab, mode, nbytes, reason, *, versus="bytepair"):
+        """A row that says why ``library`` has no measurement here (it cannot load the
+        vocabulary), so that a missing peer shows in the table instead of vanishing."""
+        for row in self.rows:
+            if (row.section, row.library, row.key()) == (section, library, (section, corpus, str(vocab), mode)):
+                return row
+        row = Row(section, library, corpus, vocab, mode, nbytes, versus, status=reason)
+        self.rows.append(row)
         return row
 
     def _run(self, library, corpus, vocab, mode, nbytes, work, summarize, threads, limit, section):
@@ -459,6 +472,9 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
                    timeout=None, series=None):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
+    if isinstance(encoder, adapters.Unavailable):
+        return bench.unavailable(section, label, corpus_name, family, mode, nbytes, encoder.reason, versus=versus)
+
     def work():
         if mode == "1 call":
             return adapters.encode_one(library, encoder, payload)
@@ -502,6 +518,18 @@ def _decode_summary(ids, calls):
     return summarize
 
 
+def _published(bench, name):
+    """{library: tokenizer} of a published vocabulary from its file, built once per run; None
+    (and a note) when the file is missing."""
+    path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+    if not path.is_file():
+        print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+        return None
+    if name not in bench.decoders:
+        bench.decoders[name] = adapters.published_tokenizers(name, path)
+    return bench.decoders[name]
+
+
 def section_decode(bench, peers):
     """Every decoder of each published vocabulary on the ids of WikiText-2 train (cl100k: 2.5 M),
     from a list and from a numpy uint32 array, and on 40 of those ids (timed over many calls,
@@ -513,13 +541,9 @@ def section_decode(bench, peers):
     corpus = _available(bench, ["wikitext-train"])[0]
     calls = bench.plan["decode_short_calls"]
     for name in bench.args.published:
-        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
-        if not path.is_file():
-            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
-            continue
-        decoders = bench.decoders.get(name)
+        decoders = _published(bench, name)
         if decoders is None:
-            decoders = bench.decoders[name] = adapters.published_tokenizers(name, path)
+            continue
         family = name.replace("_base", "")
         ids = decoders["bytepair"].encode_ordinary(corpus.text)
         middle = len(ids) // 2
@@ -529,6 +553,10 @@ def section_decode(bench, peers):
         for mode, payload, repeat in inputs:
             nbytes = len(decoders["bytepair"].decode_bytes(payload)) * repeat
             for library, decoder in decoders.items():
+                if isinstance(decoder, adapters.Unavailable):
+                    bench.unavailable("decode", library, corpus.name, family, mode, nbytes, decoder.reason)
+                    continue
+
                 def work(library=library, decoder=decoder, payload=payload, repeat=repeat):
                     for _ in range(repeat - 1):
                         adapters.decode_ids(library, decoder, payload)
@@ -536,6 +564,113 @@ def section_decode(bench, peers):
 
                 bench.measure("decode", library, corpus.name, family, mode, nbytes, work, _decode_summary(len(payload), repeat),
                               versus=None if library == "bytepair" else "bytepair", threads=1)
+
+
+# One piece of each length: from tiktoken's O(n^2) scan's comfort zone to past 2**16 symbols.
+PIECE_LENGTHS = (1_000, 4_000, 16_000, 64_000)
+
+
+def piece_texts(length):
+    """The sweep's two pieces of ``length`` characters, each one pre-tokenization piece under
+    cl100k's pattern: one letter repeated (few distinct pairs, all in cache) and random lowercase
+    letters without spaces (a new pair, often a cache miss, at nearly every merge)."""
+    import random
+
+    rng = random.Random(length)
+    return [("'x'", "x" * length), ("letters", "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(length)))]
+
+
+def section_pieces(bench, peers):
+    """cl100k on one piece of 1,000 to 64,000 symbols, each call repeated to about
+    ``piece_characters`` characters in one child (one call of 1,000 symbols takes tens of
+    microseconds); time per character shows how merging one long piece scales."""
+    encoders = _published(bench, "cl100k_base")
+    if encoders is None:
+        return
+    for length in PIECE_LENGTHS:
+        calls = max(1, bench.plan["piece_characters"] // length)
+        for kind, text in piece_texts(length):
+            for library, encoder in encoders.items():
+                if library == "tokenizers":  # left out of "1 call" (see section_encode)
+                    continue
+                corpus = f"{kind} × {length:,}"
+                if isinstance(encoder, adapters.Unavailable):
+                    bench.unavailable("pieces", library, corpus, "cl100k", "1 piece", length * calls, encoder.reason)
+                    continue
+
+                def work(library=library, encoder=encoder, text=text, calls=calls):
+                    for _ in range(calls - 1):
+                        adapters.encode_one(library, encoder, text)
+                    return adapters.encode_one(library, encoder, text)
+
+                def summarize(ids, calls=calls, length=length):
+                    return {**_ids_facts(list(ids)), "calls": calls, "symbols": length}
+
+                bench.measure("pieces", library, corpus, "cl100k", "1 piece", length * calls, work, summarize,
+                              versus=None if library == "bytepair" else "bytepair", threads=1)
+
+
+# Loads of one vocabulary timed in one child; the fastest is the figure (the first also pays
+# for the file's pages and the allocator's first growth).
+LOAD_RUNS = 3
+# What each loaded tokenizer encodes, so that the row shows it loaded the same vocabulary.
+LOAD_CHECK_TEXT = "Hello, world! Ünïcödé, 数字 12345 and   spaces\n\tdef f(x): return x ** 2  # 😀"
+
+
+def section_load(bench, peers):
+    """A published vocabulary loaded from its ``.tiktoken`` file: ``bytepair.load`` against
+    tiktoken's ``load_tiktoken_bpe`` and ``Encoding`` (what ``tiktoken.get_encoding`` does with
+    a cached file), and quicktok from its own files written from the same ranks beforehand;
+    each ``LOAD_RUNS`` times in one child, the fastest kept."""
+    import tempfile
+
+    from bytepair.formats.tiktoken_files import ENCODINGS
+
+    for name in bench.args.published:
+        path = corpora.data_dir() / "vocab" / f"{name}.tiktoken"
+        if not path.is_file():
+            print(f"skipping the {name} vocabulary: {path} is missing", file=sys.stderr)
+            continue
+        encoding = ENCODINGS[name]
+        loaders = {"bytepair": lambda name=name, path=path: __import__("bytepair").load(name, path=path)}
+        if "tiktoken" in peers:
+            def tiktoken_load(name=name, path=path, encoding=encoding):
+                import tiktoken
+                from tiktoken.load import load_tiktoken_bpe
+
+                return tiktoken.Encoding(name, pat_str=adapters.pattern_regex(encoding.pattern),
+                                         mergeable_ranks=load_tiktoken_bpe(str(path)),
+                                         special_tokens=encoding.special_tokens)
+
+            loaders["tiktoken"] = tiktoken_load
+        folder = None
+        if "quicktok" in peers and encoding.pattern in adapters.QUICKTOK_SCANNERS:
+            folder = tempfile.mkdtemp(prefix="bench-quicktok-")
+            adapters.write_quicktok_files(folder, adapters.read_tiktoken_file(path), encoding.pattern, encoding.special_tokens)
+            loaders["quicktok"] = lambda folder=folder: __import__("quicktok").Tokenizer("bench", folder)
+        elif "quicktok" in peers:
+            bench.unavailable("load", "quicktok", f"{name}.tiktoken", name.replace("_base", ""), "load",
+                              path.stat().st_size, f"cannot load: no {encoding.pattern} scanner")
+        for library, loader in loaders.items():
+            def work(loader=loader):
+                times = []
+                for _ in range(LOAD_RUNS):
+                    started = time.perf_counter()
+                    tokenizer = loader()
+                    times.append(time.perf_counter() - started)
+                return tokenizer, times
+
+            def summarize(result, library=library):
+                tokenizer, times = result
+                return {**_ids_facts(list(adapters.encode_one(library, tokenizer, LOAD_CHECK_TEXT))),
+                        "load_seconds": min(times), "load_runs": [round(t, 4) for t in times]}
+
+            bench.measure("load", library, f"{name}.tiktoken", name.replace("_base", ""), "load", path.stat().st_size,
+                          work, summarize, versus=None if library == "bytepair" else "bytepair", threads=1)
+        if folder:
+            import shutil
+
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def section_pathological(bench, peers):
@@ -697,6 +832,31 @@ def _decode_cells(bench, row):
             f"{calls:,}", seconds, rate, per_call, _same_text(row, twin), _ratio_text(row, twin)]
 
 
+PIECES_HEADER = ["library", "piece", "calls", "seconds", "ns per character", "same ids", "peer/ours"]
+
+
+def _pieces_cells(bench, row):
+    twin = _twin(bench, row)
+    calls = row.facts.get("calls", 1)
+    seconds = f"{row.seconds:.3f}" if row.seconds is not None else row.status
+    per_char = f"{row.seconds / row.nbytes * 1e9:,.1f}" if row.seconds else "-"
+    return [row.library, row.corpus, f"{calls:,}", seconds, per_char, _same_text(row, twin), _ratio_text(row, twin)]
+
+
+LOAD_HEADER = ["library", "file", "MB", f"best of {LOAD_RUNS}, s", "runs, s", "same ids", "peer/ours"]
+
+
+def _load_cells(bench, row):
+    twin = _twin(bench, row)
+    best = row.facts.get("load_seconds")
+    ratio = "-"
+    if twin is not None and best and twin.facts.get("load_seconds"):
+        ratio = f"{best / twin.facts['load_seconds']:.2f}×"
+    runs = ", ".join(f"{t:.3f}" for t in row.facts.get("load_runs", []))
+    return [row.library, row.corpus, f"{row.nbytes / MB:.2f}", f"{best:.3f}" if best else row.status, runs or "-",
+            _same_text(row, twin), ratio]
+
+
 def print_section(bench, section):
     rows = [r for r in bench.rows if r.section == section]
     if not rows:
@@ -707,6 +867,14 @@ def print_section(bench, section):
         return
     if section == "decode":
         for line in format_table(DECODE_HEADER, [_decode_cells(bench, r) for r in rows]):
+            print(line)
+        return
+    if section == "pieces":
+        for line in format_table(PIECES_HEADER, [_pieces_cells(bench, r) for r in rows]):
+            print(line)
+        return
+    if section == "load":
+        for line in format_table(LOAD_HEADER, [_load_cells(bench, r) for r in rows]):
             print(line)
         return
     for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
@@ -805,12 +973,39 @@ def _encoding_targets(bench):
 def _decoding_targets(bench):
     lines = []
     for row in bench.rows:
-        if row.section == "decode" and row.library == "tiktoken" and row.seconds:
+        if row.section == "decode" and row.library in ("tiktoken", "quicktok") and row.seconds:
             ours = _twin(bench, row)
             if ours and ours.seconds:
                 ratio = row.seconds / ours.seconds
-                wanted = 1.0 if row.facts.get("calls", 1) > 1 else 1.5
-                lines.append(f"decoding ≥{wanted:g}× tiktoken, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
+                wanted = 1.0 if row.facts.get("calls", 1) > 1 or row.library == "quicktok" else 1.5
+                lines.append(f"decoding ≥{wanted:g}× {row.library}, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
+    return lines
+
+
+def _piece_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section == "pieces" and row.library == "bytepair" and row.seconds:
+            per_char = row.seconds / row.nbytes * 1e9
+            line = f"one piece, cl100k, {row.corpus}: {per_char:.1f} ns per character (≤ 40 wanted: {_met(per_char <= 40)})"
+            tiktoken = next((r for r in bench.rows if r.section == "pieces" and r.library == "tiktoken"
+                             and r.key() == row.key() and r.seconds), None)
+            if tiktoken:
+                ratio = tiktoken.seconds / row.seconds
+                line += f"; {ratio:.2f}× tiktoken (≥ 4 wanted: {_met(ratio >= 4)})"
+            lines.append(line)
+    return lines
+
+
+def _load_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section == "load" and row.library == "tiktoken" and row.facts.get("load_seconds"):
+            ours = _twin(bench, row)
+            if ours and ours.facts.get("load_seconds"):
+                ratio = row.facts["load_seconds"] / ours.facts["load_seconds"]
+                lines.append(f"load {row.corpus} ≤ tiktoken's time: {ours.facts['load_seconds']:.3f} s vs "
+                             f"{row.facts['load_seconds']:.3f} s, {ratio:.2f}× ({_met(ratio >= 1)})")
     return lines
 
 
@@ -829,7 +1024,8 @@ def _linearity_targets(bench):
 def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
-    return _training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _linearity_targets(bench)
+    return (_training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _piece_targets(bench)
+            + _load_targets(bench) + _linearity_targets(bench))
 
 
 # -- the command line -------------------------------------------------------------------------

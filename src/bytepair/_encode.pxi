@@ -20,6 +20,8 @@ cdef extern from "engine/encoder.hpp":
         void set_fallback(int byte, uint32_t token_id)
         void add_pair(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) except +
         void add_token(const char* data, size_t n, uint32_t token_id) except +
+        void derive_token_splits()
+        void reserve_tokens(size_t n) except +
         void finish() except +
 
     void _encode_concat "bp::encode_concat"(EncoderCore& core, const vector[TextRef]& texts,
@@ -125,6 +127,9 @@ cdef class Encoder:
     ``(rank, merged_id)``; for a pair that occurs more than once in a merge list, ``rank`` may
     be a sequence of all its ranks (replay applies the pair again at each of them).
     ``special_ids``: ids never produced from ordinary text (left out of the whole-piece lookup).
+    ``token_splits=True`` (tiktoken's rule, ids are ranks): the pair table is derived here, every
+    split of every token into two tokens ranked as the token (``model.tiktoken_pair_table``);
+    ``pair_table`` is then None.
 
     Example:
         >>> enc = Encoder(mode="byte", token_bytes=[bytes([b]) for b in range(256)] + [b"ab"],
@@ -145,7 +150,7 @@ cdef class Encoder:
     cdef readonly str unicode
 
     def __cinit__(self, *, mode, token_bytes, base_ids, pair_table, whole_piece, monotonic,
-                  pattern, fallback_ids, special_ids=(), unicode="regex"):
+                  pattern, fallback_ids, special_ids=(), unicode="regex", token_splits=False):
         if mode not in ("char", "byte"):
             raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
         cdef int pattern_id = _pattern_id(pattern, unicode)
@@ -155,9 +160,12 @@ cdef class Encoder:
         self._core = new EncoderCore(mode == "char", pattern_id, bool(whole_piece), bool(monotonic))
         self._max_id = 0
         self._load_base(base_ids, fallback_ids)
-        self._load_pairs(pair_table)
+        if token_splits and not (mode == "byte" and whole_piece and not monotonic and not pair_table):
+            raise ValueError("token_splits derives tiktoken's pair table: it needs mode='byte', "
+                             "whole_piece=True, monotonic=False and no pair_table")
+        self._load_pairs(pair_table or {})
         if whole_piece:
-            self._load_vocabulary(token_bytes, set(fallback_ids or ()) | set(special_ids))
+            self._load_vocabulary(token_bytes, set(fallback_ids or ()) | set(special_ids), token_splits)
         self._core.finish()
         self._id_objects = list(range(self._max_id + 1))
 
@@ -202,9 +210,14 @@ cdef class Encoder:
             for rank in ((ranks,) if isinstance(ranks, int) else ranks):
                 self._core.add_pair(left, right, _checked_id(rank, "a rank"), merged)
 
-    cdef _load_vocabulary(self, token_bytes, excluded):
+    cdef _load_vocabulary(self, token_bytes, excluded, cbool token_splits):
         cdef uint32_t token_id
         cdef bytes value
+        if token_splits:
+            # in finish(), once every token is in; it reads them by pointer: token_bytes is
+            # referenced by __cinit__ until then
+            self._core.derive_token_splits()
+        self._core.reserve_tokens(len(token_bytes))
         for index, value in enumerate(token_bytes):
             if value is None or index in excluded:
                 continue

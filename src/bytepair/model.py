@@ -239,8 +239,9 @@ class RankModel:
     """Token bytes with ids and a pair table, encoded by tiktoken's or HF's rule.
 
     - ``rule="tiktoken"``: ``token_bytes`` are tiktoken's ranks (id = rank = merge priority);
-      the pair table (every split of every token into two tokens) is derived here. A piece
-      that is a token is that token.
+      the pair table (every split of every token into two tokens) is derived by the engine
+      from the token bytes, and here only on first use of ``pair_table`` (the fingerprint, an
+      export). A piece that is a token is that token.
     - ``rule="hf"``: ``pair_table`` maps ``(left_id, right_id) -> (merge rank, merged id)``,
       read from the file's merge list; ``ignore_merges=True`` looks a whole piece up first.
 
@@ -248,7 +249,7 @@ class RankModel:
 
     Example:
         >>> ranks = {bytes([b]): b for b in range(256)} | {b"ab": 256}
-        >>> RankModel(ranks, rule="tiktoken").engine_spec()["pair_table"][(97, 98)]
+        >>> RankModel(ranks, rule="tiktoken").pair_table[(97, 98)]
         (256, 256)
     """
 
@@ -279,12 +280,16 @@ class RankModel:
         self._token_bytes = _id_table(token_bytes)
         if rule == "tiktoken":
             self._whole_piece = True
-            self._pair_table = dict(pair_table) if pair_table is not None else PairTable(*_tiktoken_pairs(token_bytes))
+            # None: derived on first use (the fingerprint, an export), since the engine derives
+            # its own copy from the token bytes (``token_splits``): a load never builds it here.
+            self._pair_table = dict(pair_table) if pair_table is not None else None
+            self._derives_pairs = pair_table is None
         else:
             if pair_table is None:
                 raise ValueError("an HF-rule RankModel needs its pair_table (the file's merges)")
             self._whole_piece = bool(ignore_merges)
             self._pair_table = pair_table
+            self._derives_pairs = False
 
     @property
     def rule(self) -> str:
@@ -308,7 +313,9 @@ class RankModel:
 
     @property
     def pair_table(self) -> Mapping[tuple[int, int], tuple[int, int]]:
-        """``(left_id, right_id) -> (rank, merged_id)``."""
+        """``(left_id, right_id) -> (rank, merged_id)``; tiktoken's rule derives it on first use."""
+        if self._pair_table is None:
+            self._pair_table = PairTable(*_tiktoken_pairs(self._ranks))
         return self._pair_table
 
     @property
@@ -331,16 +338,17 @@ class RankModel:
             mode="byte",
             token_bytes=list(self._token_bytes),
             base_ids=[self._ranks[bytes([b])] for b in range(256)],
-            pair_table=self._pair_table,
+            pair_table=None if self._derives_pairs else self._pair_table,
             whole_piece=self._whole_piece,
             monotonic=False,
             fallback_ids=None,
+            token_splits=self._derives_pairs,
         )
 
     def merge_pairs(self) -> list[tuple[bytes, bytes]]:
         """The pair table's merges in rank order, as byte pairs (what an HF file lists)."""
         values = self._token_bytes
-        ordered = sorted(self._pair_table.items(), key=lambda item: item[1][0])
+        ordered = sorted(self.pair_table.items(), key=lambda item: item[1][0])
         return [(values[left], values[right]) for (left, right), _ in ordered]
 
     def fingerprint(self, pattern: str | None, special_tokens: Mapping[str, int]) -> str:
@@ -356,7 +364,7 @@ class RankModel:
         digest.update(json.dumps([self._rule, pattern, sorted(special_tokens.items())]).encode())
         digest.update(b"".join(map(_length_prefixed, self._token_bytes)))
         digest.update(repr(self._whole_piece).encode())
-        left, right, rank, merged = _pair_columns(self._pair_table)
+        left, right, rank, merged = _pair_columns(self.pair_table)
         order = np.lexsort((right, left))
         flat = np.stack([left[order], right[order], rank[order], merged[order]], axis=1).ravel().tolist()
         digest.update((("((%d, %d), (%d, %d))" * len(order)) % tuple(flat)).encode())
@@ -392,7 +400,7 @@ class RankModel:
             return NotImplemented
         return (self._rule, self._whole_piece, self._token_bytes) == (
             other._rule, other._whole_piece, other._token_bytes,
-        ) and (self._rule == "tiktoken" or self._pair_table == other._pair_table)
+        ) and (self._rule == "tiktoken" or self.pair_table == other.pair_table)
 
     __hash__ = None  # type: ignore[assignment]  # equal by content, too big to hash usefully
 
@@ -403,9 +411,9 @@ class RankModel:
         if self._rule == "tiktoken":
             return (_rebuild_rank_model, ("tiktoken", self._token_bytes, None, True))
         merges = np.fromiter(
-            (x for (left, right), (rank, _) in self._pair_table.items() for x in (left, right, rank)),
+            (x for (left, right), (rank, _) in self.pair_table.items() for x in (left, right, rank)),
             dtype=np.int32,
-            count=3 * len(self._pair_table),
+            count=3 * len(self.pair_table),
         )
         return (_rebuild_rank_model, ("hf", self._token_bytes, merges, self._whole_piece))
 

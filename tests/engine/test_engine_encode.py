@@ -178,7 +178,7 @@ def test_long_pieces_use_the_same_order_as_short_ones():
 
 @pytest.mark.parametrize("mode", ["char", "byte"])
 def test_huge_pieces_replay_by_rank_buckets(mode):
-    # past 2**16 symbols replay walks one bucket per rank instead of the heap
+    # a piece past 2**16 symbols (where a second long-piece strategy once took over)
     rng = random.Random(11)
     text = "".join(rng.choice("aab c") for _ in range(70_000))
     base, merges = train_merges(mode, text[:2000], None, (256 if mode == "byte" else 4) + 25)
@@ -433,7 +433,8 @@ def test_tiktoken_rule_on_udhr(cl100k, key):
     assert encoder.encode_batch([text, text[:100]], 2) == encoding.encode_ordinary_batch([text, text[:100]])
 
 
-# Past 2**16 symbols every rule walks one bucket of positions per rank instead of the heap.
+# Past 2**16 symbols: where a second long-piece strategy once took over (tests/engine/
+# test_engine_long_pieces.py crosses every threshold merge.hpp has now).
 HUGE = 70_000
 
 
@@ -465,7 +466,7 @@ def test_tiktoken_rule_goes_back_to_a_lower_rank_on_huge_pieces():
     encoding = tiktoken.Encoding("abc", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     rng = random.Random(3)
     mixed = "".join(rng.choice(["abc", "bc", "a", "c", "ab"]) for _ in range(HUGE))
-    for text in [mixed, mixed[:3000], mixed[:60]]:  # buckets, heap, short
+    for text in [mixed, mixed[:3000], mixed[:60]]:  # huge, long, short
         assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
     assert encoder.encode_ordinary("abc" * HUGE) == [256] * HUGE
 

@@ -173,15 +173,14 @@ static void test_bucket_walk_steps_back() {
     std::vector<Rule> rules = {{2, 2, 0, 3}, {0, 1, 1, 2}};
     PairTable table = table_of(rules);
     Ids piece = {0, 1, 0, 1};
-    assert(run(merge_long_buckets, table, false, piece) == Ids({3}));
-    assert(run(merge_long_heap, table, false, piece) == Ids({3}));
+    assert(run(merge_long, table, false, piece) == Ids({3}));
     assert(merge_naive(rules, false, piece) == Ids({3}));
     // replay never applies a lower rank after a higher one: 2 2 stays
-    assert(run(merge_long_buckets, table, true, piece) == Ids({2, 2}));
+    assert(run(merge_long, table, true, piece) == Ids({2, 2}));
     assert(merge_naive(rules, true, piece) == Ids({2, 2}));
     // and resumes the bucket it left: 0 1 0 1 0 1 -> 3 2 (then 3 2 has no rule)
     Ids longer = {0, 1, 0, 1, 0, 1};
-    assert(run(merge_long_buckets, table, false, longer) == merge_naive(rules, false, longer));
+    assert(run(merge_long, table, false, longer) == merge_naive(rules, false, longer));
 
     // Random rules and pieces over a small alphabet, both rules: every strategy equals the
     // oracle (merge_short only up to SHORT_PIECE symbols).
@@ -209,8 +208,7 @@ static void test_bucket_walk_steps_back() {
         for (uint32_t& id : piece) id = random() % 4;
         for (bool monotonic : {false, true}) {
             Ids expected = merge_naive(rs, monotonic, piece);
-            assert(run(merge_long_buckets, table, monotonic, piece) == expected);
-            assert(run(merge_long_heap, table, monotonic, piece) == expected);
+            assert(run(merge_long, table, monotonic, piece) == expected);
             if (piece.size() <= SHORT_PIECE) assert(run(merge_short, table, monotonic, piece) == expected);
         }
     }

@@ -4,16 +4,14 @@
 // `monotonic`, a pair only at a rank above the one just applied, which is exactly replaying a
 // merge list in order, reference.encode_piece).
 //
-// Three strategies, which pick the same merge at every step (the tests cross both thresholds,
-// for every rule):
+// Two strategies, which pick the same merge at every step (the tests cross the threshold, for
+// every rule):
 // - Short pieces (<= SHORT_PIECE symbols, nearly all of them): tiktoken's O(n^2) scan over a
 //   small array (`merge_short`).
-// - Long ones: a linked list with a binary heap of (rank, position), O(n log n)
-//   (`merge_long_heap`).
-// - Huge ones (BUCKET_PIECE symbols or more: a 1 MB run of one character, a whole text with
-//   no pattern): one bucket of positions per rank, walked from the lowest rank with work left,
-//   O(n + ranks) (`merge_long_buckets`): 7x less time than the heap on 'x' * 2**20 with
-//   cl100k, so such a run costs about what 1 MB of prose does.
+// - Longer ones: a linked list with one bucket of positions per rank that occurs, O(n + merges
+//   + d log d) for d distinct ranks (`merge_long`): about 30 ns of CPU per character on
+//   'x' * n with cl100k at every n from 1,000 to 256,000, 45-135 on random letters (one
+//   process, best of 15; bench/run.py --only pieces has the ratios to the peers).
 #pragma once
 
 #include <algorithm>
@@ -29,25 +27,81 @@
 
 namespace bp {
 
-// Symbols up to which a piece is merged by the O(n^2) scan; above it, the heap. Pieces of
+// Symbols up to which a piece is merged by the O(n^2) scan; above it, the buckets. Pieces of
 // prose are a few symbols; 64 keeps every ordinary word and number on the scan. Untuned.
 static const size_t SHORT_PIECE = 64;
-// Symbols from which a piece is merged by rank buckets (when the vocabulary has fewer than
-// 4x as many ranks as the piece has symbols, since the buckets cost O(ranks) to set up).
-// Evidence: 7x less time than the heap on 'x' * 2**20 with cl100k; 2**16 is untuned beyond
-// keeping ordinary long pieces (code lines, URLs) on the heap.
-static const size_t BUCKET_PIECE = size_t(1) << 16;
+
+// The buckets of `merge_long`, kept in a thread's scratch so that a warm one allocates nothing.
+struct RankBuckets {
+    struct Bucket {
+        uint32_t rank;
+        uint32_t cursor;  // the first node not yet walked, or NIL
+        uint32_t tail;    // the last node appended
+        bool unsorted;    // the unwalked nodes are out of position order
+        bool queued;      // the rank is in `order`
+    };
+    struct Node {
+        uint32_t position, next;
+    };
+    static const uint32_t NIL = 0xFFFFFFFFu;
+    std::vector<Bucket> buckets;
+    std::vector<Node> nodes;      // only grows: its elements are written before read
+    std::vector<uint32_t> slots;  // rank -> bucket index + 1 (0: empty); a power of two long
+    std::vector<uint32_t> order;  // min-heap of queued ranks
+    std::vector<uint32_t> sorting;
+
+    void reset() {
+        buckets.clear();
+        order.clear();
+        slots.assign(256, 0);
+    }
+    static inline size_t slot_of(uint32_t rank, size_t mask) { return (uint32_t(rank * 0x9E3779B1u) >> 7) & mask; }
+    // The index of the rank's bucket, added (empty) if the rank has none yet.
+    inline uint32_t index_of(uint32_t rank) {
+        size_t mask = slots.size() - 1;
+        for (size_t k = slot_of(rank, mask);; k = (k + 1) & mask) {
+            uint32_t b = slots[k];
+            if (b == 0) {
+                buckets.push_back({rank, NIL, NIL, false, false});
+                if (2 * buckets.size() > slots.size()) rehash();
+                else slots[k] = uint32_t(buckets.size());
+                return uint32_t(buckets.size() - 1);
+            }
+            if (buckets[b - 1].rank == rank) return b - 1;
+        }
+    }
+    void rehash() {
+        slots.assign(slots.size() * 2, 0);
+        size_t mask = slots.size() - 1;
+        for (size_t b = 0; b < buckets.size(); ++b) {
+            size_t k = slot_of(buckets[b].rank, mask);
+            while (slots[k]) k = (k + 1) & mask;
+            slots[k] = uint32_t(b + 1);
+        }
+    }
+    size_t bytes() const {
+        return buckets.capacity() * sizeof(Bucket) + nodes.capacity() * sizeof(Node) +
+               (slots.capacity() + order.capacity() + sorting.capacity()) * sizeof(uint32_t);
+    }
+    void trim(size_t keep) noexcept {
+        if (buckets.capacity() > keep) std::vector<Bucket>().swap(buckets);
+        if (nodes.capacity() > 3 * keep) std::vector<Node>().swap(nodes);  // 3 per symbol
+        if (slots.capacity() > keep) std::vector<uint32_t>().swap(slots);
+        if (order.capacity() > keep) std::vector<uint32_t>().swap(order);
+        if (sorting.capacity() > keep) std::vector<uint32_t>().swap(sorting);
+    }
+};
 
 // One thread's merging buffers, reused from piece to piece (allocation-free when warm).
 // `symbols` holds the piece's ids: the initial symbols before a merge, the result after.
 struct MergeScratch {
     std::vector<uint32_t> symbols, ranks, merged;  // short pieces: ranks, merged ids per pair
     std::vector<uint32_t> next, prev;              // long pieces: the linked list
-    std::vector<uint64_t> heap;
+    RankBuckets buckets;                           // long pieces: what merges next
 
     size_t bytes() const {
         return (symbols.capacity() + ranks.capacity() + merged.capacity() + next.capacity() +
-                prev.capacity()) * sizeof(uint32_t) + heap.capacity() * sizeof(uint64_t);
+                prev.capacity()) * sizeof(uint32_t) + buckets.bytes();
     }
     // Gives back buffers grown past `keep` elements (a huge piece's), keeping small ones warm.
     void trim(size_t keep) noexcept {
@@ -56,7 +110,7 @@ struct MergeScratch {
         if (merged.capacity() > keep) std::vector<uint32_t>().swap(merged);
         if (next.capacity() > keep) std::vector<uint32_t>().swap(next);
         if (prev.capacity() > keep) std::vector<uint32_t>().swap(prev);
-        if (heap.capacity() > keep) std::vector<uint64_t>().swap(heap);
+        buckets.trim(keep);
     }
 };
 
@@ -98,43 +152,58 @@ inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w)
 }
 
 // Long pieces: a linked list over positions; rank[i] is the rank of the pair that starts at i
-// (NO_RANK if none), so a queued (rank, position) entry is stale when they differ.
+// (NO_RANK if none) and merged[i] the id it merges into, so a queued (rank, position) entry is
+// stale when rank[i] differs and a merge needs no second look-up.
 struct LongPiece {
     const PairTable& pairs;
     bool monotonic;
     std::vector<uint32_t>& ids;
     std::vector<uint32_t>& rank;
+    std::vector<uint32_t>& merged;
     std::vector<uint32_t>& next;
     std::vector<uint32_t>& prev;
     uint32_t n;
     static const uint32_t NONE = 0xFFFFFFFFu;
+    // pairs looked up ahead of the one being read: a long piece of varied text misses the
+    // cache on nearly every pair (cl100k's table is 32 MB), so several misses overlap
+    static const uint32_t PREFETCH_AHEAD = 16;
 
     LongPiece(const PairTable& table, bool monotonic_, MergeScratch& w)
-        : pairs(table), monotonic(monotonic_), ids(w.symbols), rank(w.ranks), next(w.next),
-          prev(w.prev), n(uint32_t(w.symbols.size())) {
-        rank.assign(n, NO_RANK);
+        : pairs(table), monotonic(monotonic_), ids(w.symbols), rank(w.ranks), merged(w.merged),
+          next(w.next), prev(w.prev), n(uint32_t(w.symbols.size())) {
+        rank.resize(n);
+        merged.resize(n);
         next.resize(n);
         prev.resize(n);
-        uint32_t unused;
+        for (uint32_t i = 0; i + 1 < n && i < PREFETCH_AHEAD; ++i) pairs.prefetch(ids[i], ids[i + 1]);
         for (uint32_t i = 0; i < n; ++i) {
             next[i] = i + 1;
             prev[i] = i ? i - 1 : NONE;
-            if (i + 1 < n) rank[i] = pairs.rank_at_least(ids[i], ids[i + 1], 0, &unused);
+            if (i + PREFETCH_AHEAD + 1 < n) pairs.prefetch(ids[i + PREFETCH_AHEAD], ids[i + PREFETCH_AHEAD + 1]);
+            rank[i] = i + 1 < n ? pairs.rank_at_least(ids[i], ids[i + 1], 0, &merged[i]) : NO_RANK;
         }
+    }
+    // Starts loading the two pairs a merge at i would look up (a guess: the neighbours may
+    // change before it comes to that), so that the walk waits for several pairs at once.
+    inline void prefetch_merge(uint32_t i, uint32_t r) const {
+        if (rank[i] != r) return;
+        uint32_t k = next[next[i]], p = prev[i];
+        if (k < n) pairs.prefetch(merged[i], ids[k]);
+        if (p != NONE) pairs.prefetch(ids[p], merged[i]);
     }
     // Merges the pair at i (of rank r); calls queue(rank, position) for the two new pairs.
     template <class Queue> inline void merge_at(uint32_t i, uint32_t r, Queue&& queue) {
-        uint32_t j = next[i], k = next[j], unused;
-        ids[i] = pairs.merged_of(ids[i], ids[j]);
+        uint32_t j = next[i], k = next[j];
+        ids[i] = merged[i];
         next[i] = k;
         if (k < n) prev[k] = i;
         rank[j] = NO_RANK;
         uint32_t floor = monotonic ? r + 1 : 0;  // replay has done rank r
-        rank[i] = k < n ? pairs.rank_at_least(ids[i], ids[k], floor, &unused) : NO_RANK;
+        rank[i] = k < n ? pairs.rank_at_least(ids[i], ids[k], floor, &merged[i]) : NO_RANK;
         if (rank[i] != NO_RANK) queue(rank[i], i);
         uint32_t p = prev[i];
         if (p != NONE) {
-            rank[p] = pairs.rank_at_least(ids[p], ids[i], floor, &unused);
+            rank[p] = pairs.rank_at_least(ids[p], ids[i], floor, &merged[p]);
             if (rank[p] != NO_RANK) queue(rank[p], p);
         }
     }
@@ -145,92 +214,102 @@ struct LongPiece {
     }
 };
 
-// Any rule: a binary heap of (rank << 32 | position), lowest first. O(n log n).
-inline void merge_long_heap(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    LongPiece piece(pairs, monotonic, w);
-    std::vector<uint64_t>& heap = w.heap;
-    heap.clear();
-    for (uint32_t i = 0; i < piece.n; ++i)
-        if (piece.rank[i] != NO_RANK) heap.push_back((uint64_t(piece.rank[i]) << 32) | i);
-    std::greater<uint64_t> later;
-    std::make_heap(heap.begin(), heap.end(), later);
-    auto queue = [&](uint32_t r, uint32_t i) {
-        heap.push_back((uint64_t(r) << 32) | i);
-        std::push_heap(heap.begin(), heap.end(), later);
-    };
-    while (!heap.empty()) {
-        std::pop_heap(heap.begin(), heap.end(), later);
-        uint64_t top = heap.back();
-        heap.pop_back();
-        uint32_t r = uint32_t(top >> 32), i = uint32_t(top);
-        if (piece.rank[i] == r) piece.merge_at(i, r, queue);
-    }
-    piece.collect();
-}
-
-// Huge pieces (a 1 MB run of one character): one bucket of positions per rank instead of the
-// heap, each walked left to right, and a pointer to the lowest rank with work left. A merge at
-// rank r never makes a pair of rank r (the new pair's value is longer than the value just
-// made, and in replay it ranks above r), so the bucket being walked never grows. Replay only
-// makes higher ranks; tiktoken's and HF's rules can make a lower one, and then the walk goes
-// down to it and later resumes the bucket it left where it stopped. A bucket that got
-// positions out of order is sorted before it is walked. O(n + ranks) plus those sorts; 7x less
-// time than the heap on 'x' * 2**20 with cl100k, 2.5x on 10.8M characters of WikiText-2 with
-// 300 replayed merges (the heap's sift-downs miss the cache at every level).
-inline void merge_long_buckets(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    LongPiece piece(pairs, monotonic, w);
-    const size_t ranks = size_t(pairs.max_rank()) + 1;
-    std::vector<std::vector<uint32_t>> buckets(ranks);
-    std::vector<uint32_t> walked(ranks, 0);               // positions before it are done
-    std::vector<bool> unsorted(ranks, false);
-    std::vector<uint64_t> has_work((ranks + 63) / 64, 0);  // bit r: bucket r has positions left
-    size_t lowest_new = ranks;
-    auto queue = [&](uint32_t r, uint32_t i) {
-        std::vector<uint32_t>& bucket = buckets[r];
-        if (bucket.size() > walked[r] && bucket.back() > i) unsorted[r] = true;
-        bucket.push_back(i);
-        has_work[r >> 6] |= 1ULL << (r & 63);
-        lowest_new = std::min(lowest_new, size_t(r));
-    };
-    auto first_with_work = [&](size_t r) {  // the lowest rank >= r with work left, or `ranks`
-        size_t word = r >> 6;
-        if (word >= has_work.size()) return ranks;
-        uint64_t bits = has_work[word] & (~0ULL << (r & 63));
-        while (!bits) {
-            if (++word == has_work.size()) return ranks;
-            bits = has_work[word];
-        }
-        return (word << 6) + size_t(count_trailing_zeros(bits));
-    };
-    for (uint32_t i = 0; i < piece.n; ++i)
-        if (piece.rank[i] != NO_RANK) queue(piece.rank[i], i);
-    for (size_t r = first_with_work(0); r < ranks;) {
-        std::vector<uint32_t>& bucket = buckets[r];
-        if (unsorted[r]) {
-            std::sort(bucket.begin() + walked[r], bucket.end());
-            unsorted[r] = false;
-        }
-        lowest_new = ranks;
-        while (walked[r] < bucket.size() && lowest_new > r) {
-            uint32_t i = bucket[walked[r]++];
-            if (piece.rank[i] == r) piece.merge_at(i, uint32_t(r), queue);
-        }
-        if (walked[r] == bucket.size()) {
-            std::vector<uint32_t>().swap(bucket);
-            walked[r] = 0;
-            has_work[r >> 6] &= ~(1ULL << (r & 63));
-        }
-        r = lowest_new < r ? lowest_new : first_with_work(r);
-    }
-    piece.collect();
-}
+// Every long piece: one bucket of positions per rank that occurs in the piece, each walked left
+// to right, and a small heap of the ranks whose bucket has work. A merge at rank r never makes a
+// pair of rank r (the new pair's value is longer than the value just made, and in replay it
+// ranks above r), so the bucket being walked never grows. Replay only makes higher ranks;
+// tiktoken's and HF's rules can make a lower one, and then the walk goes down to it and later
+// resumes the bucket it left where it stopped. A bucket that got positions out of order is
+// sorted before it is walked. The buckets are linked lists in one pool of nodes and a rank
+// finds its bucket through a small open-addressing table, so nothing costs O(vocabulary) and
+// nothing is allocated per bucket: O(n + merges + d log d) for d distinct ranks, plus those
+// sorts.
+//
+// Evidence (cl100k, tiktoken's rule, one piece): 'x' * n at 1,000-64,000 symbols took 140-220 ns
+// per character with a binary heap of (rank, position) entries, whose sift-downs were half the
+// time; the earlier dense variant (an array of buckets over all 100K ranks) was 35 ns from 2**16
+// symbols but cost O(ranks) to set up, so shorter pieces stayed on the heap. Tried and kept:
+// the merged id stored beside each rank (a merge looked its pair up twice); loading the pairs
+// of the next WALK_AHEAD merges early (random letters: about 1.4x less time, since nearly every
+// new pair misses the cache in cl100k's 32 MB table: 45% of the time in two probes).
+// Merges ahead of the walk whose pairs are loaded early (see LongPiece::prefetch_merge).
+static const int WALK_AHEAD = 8;
 
 inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) {
     size_t n = w.symbols.size();
-    if (n >= 0xFFFFFFFFu) throw std::overflow_error("a piece of 2**32 symbols or more; encode it in parts");
-    // the buckets cost O(ranks) to set up: worth it only for pieces much longer than that
-    if (n >= BUCKET_PIECE && pairs.max_rank() < 4 * n) merge_long_buckets(pairs, monotonic, w);
-    else merge_long_heap(pairs, monotonic, w);
+    if (n >= 0xFFFFFFFFu / 4) throw std::overflow_error("a piece of 2**30 symbols or more; encode it in parts");
+    LongPiece piece(pairs, monotonic, w);
+    RankBuckets& q = w.buckets;
+    q.reset();
+    // every pair queued: at most n - 1 at first and two per merge; sized once, never moved
+    if (q.nodes.size() < 3 * n) q.nodes.resize(3 * n);
+    RankBuckets::Node* nodes = q.nodes.data();
+    uint32_t used = 0;
+    std::greater<uint32_t> later;
+    uint32_t lowest_new = NO_RANK;
+    uint32_t last_rank = NO_RANK, last_bucket = 0;  // runs of one rank skip the table
+    auto queue = [&](uint32_t r, uint32_t i) {
+        if (r != last_rank) {
+            last_bucket = q.index_of(r);
+            last_rank = r;
+        }
+        RankBuckets::Bucket& b = q.buckets[last_bucket];
+        uint32_t node = used++;
+        nodes[node] = {i, RankBuckets::NIL};
+        if (b.cursor == RankBuckets::NIL) {
+            b.cursor = node;
+        } else {
+            nodes[b.tail].next = node;
+            if (nodes[b.tail].position > i) b.unsorted = true;
+        }
+        b.tail = node;
+        if (!b.queued) {
+            b.queued = true;
+            q.order.push_back(r);
+            std::push_heap(q.order.begin(), q.order.end(), later);
+        }
+        if (r < lowest_new) lowest_new = r;
+    };
+    for (uint32_t i = 0; i < piece.n; ++i)
+        if (piece.rank[i] != NO_RANK) queue(piece.rank[i], i);
+    while (!q.order.empty()) {
+        uint32_t r = q.order.front();
+        uint32_t index = q.index_of(r);
+        RankBuckets::Bucket* b = &q.buckets[index];
+        if (b->cursor == RankBuckets::NIL) {  // done: drop the rank until it gets work again
+            std::pop_heap(q.order.begin(), q.order.end(), later);
+            q.order.pop_back();
+            b->queued = false;
+            continue;
+        }
+        if (b->unsorted) {  // sort the positions left to walk, in place along the list
+            q.sorting.clear();
+            for (uint32_t k = b->cursor; k != RankBuckets::NIL; k = nodes[k].next) q.sorting.push_back(nodes[k].position);
+            std::sort(q.sorting.begin(), q.sorting.end());
+            size_t at = 0;
+            for (uint32_t k = b->cursor; k != RankBuckets::NIL; k = nodes[k].next) nodes[k].position = q.sorting[at++];
+            b->unsorted = false;
+        }
+        lowest_new = NO_RANK;
+        // a merge never queues rank r itself, so the cursor is this loop's alone until it
+        // stops; `queue` may add buckets and move them, so it is written back through `index`
+        uint32_t cursor = b->cursor, ahead = cursor;
+        for (int k = 0; k < WALK_AHEAD && ahead != RankBuckets::NIL; ++k) {
+            piece.prefetch_merge(nodes[ahead].position, r);
+            ahead = nodes[ahead].next;
+        }
+        while (cursor != RankBuckets::NIL && lowest_new > r) {
+            uint32_t i = nodes[cursor].position;
+            cursor = nodes[cursor].next;
+            if (WALK_AHEAD > 0 && ahead != RankBuckets::NIL) {
+                piece.prefetch_merge(nodes[ahead].position, r);
+                ahead = nodes[ahead].next;
+            }
+            if (piece.rank[i] == r) piece.merge_at(i, r, queue);
+        }
+        q.buckets[index].cursor = cursor;
+    }
+    piece.collect();
 }
 
 // Merges w.symbols in place, choosing the strategy by length.

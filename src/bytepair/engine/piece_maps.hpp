@@ -54,6 +54,11 @@ class ShortMap {
         ++entries_;
     }
 
+    // Room for `n` entries without growing (a vocabulary's size is known before it is added).
+    void reserve(size_t n) {
+        while (2 * n > slots_.size()) grow();
+    }
+
     void clear() {
         slots_.assign(SHORT_MAP_INITIAL_SLOTS, Slot{});
         ids_.clear();

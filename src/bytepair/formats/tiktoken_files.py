@@ -7,7 +7,8 @@ pre-tokenization pattern nor the special tokens; for the published encodings bot
 
 Encoding follows tiktoken's ``byte_pair_merge``: a piece that is itself a token is that token;
 otherwise merge the adjacent pair whose concatenation has the lowest rank, leftmost first. The
-engine needs that as a pair table, which ``RankModel`` derives (``model.tiktoken_pair_table``).
+engine derives that as a pair table from the token bytes (``Encoder(token_splits=True)``; the
+Python twin is ``model.tiktoken_pair_table``).
 
 It does not write rank files (``export.py``), download (``download.py``), read GPT-2's ``encoder.json``/``vocab.bpe``
 (``gpt2_files.py``) or decide which file a name means (``formats/__init__.py``).
@@ -26,6 +27,8 @@ import functools
 import gc
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from .._io import MAX_TOKENIZER_BYTES, read_limited
 from ..errors import FormatError
@@ -91,16 +94,15 @@ def read_ranks(data, where):
         >>> read_ranks(b"IQ== 0\\n", "x.tiktoken")
         {b'!': 0}
     """
-    lines = data.splitlines()
-    ranks = _read_ranks_fast(lines)
+    ranks = _read_ranks_fast(data)
     if ranks is None:
-        ranks = _read_ranks_by_line(lines, where)
+        ranks = _read_ranks_by_line(data.splitlines(), where)
     if not ranks:
         raise FormatError(f"{where}: no tokens in the file; is it a tiktoken rank file?")
     if max(ranks.values()) >= len(ranks) + MAX_ID_GAP:
         # Tables are sized by the largest rank: refuse it before anything is allocated.
         k, (token, rank) = max(enumerate(ranks.items()), key=lambda item: item[1][1])
-        number = [n for n, line in enumerate(lines, 1) if line][k]  # the k-th token's line
+        number = [n for n, line in enumerate(data.splitlines(), 1) if line][k]  # the k-th token's line
         check_defined_id(rank, count=len(ranks), what=f"{where}, line {number}: token {token[:50]!r}", error=FormatError)
     return ranks
 
@@ -112,20 +114,53 @@ def read_rank_file(path):
         return data, read_ranks(data, str(path))
 
 
-def _read_ranks_fast(lines):
-    """The ranks of a well-formed file with C-level loops (map, zip), or None when any line
-    is not (then ``_read_ranks_by_line`` finds and names it). A third of the time of a loop."""
-    fields = [line.split() for line in lines if line]
-    if not fields or set(map(len, fields)) != {2}:
+# Bytes a well-formed file holds: the base64 alphabet with its padding, digits, space, newline.
+_FILE_BYTES = np.zeros(256, dtype=bool)
+_FILE_BYTES[list(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/= \n")] = True
+_NEWLINE, _SPACE, _PAD = ord("\n"), ord(" "), ord("=")
+
+
+def _read_ranks_fast(data):
+    """The ranks of a file of exactly ``token SPACE rank NEWLINE`` lines, or None for any other
+    file (then ``_read_ranks_by_line`` finds and names the bad line, or reads what is merely
+    unusual: blank lines, CRLF, tabs).
+
+    The layout is checked on the whole file in numpy (one space inside each line; nothing but
+    the base64 alphabet, digits, spaces and newlines; each token a multiple of 4 long, with at
+    most two ``=`` and only at its end), so that one ``bytes.split`` gives every field and the
+    tokens decode without ``strict_mode`` to the same bytes as the strict decoder would: 5x less
+    time than a ``split`` and a strict decode per line (cl100k: 0.16 s -> 0.03 s).
+    """
+    raw = np.frombuffer(data, dtype=np.uint8)
+    if not len(raw) or not _FILE_BYTES[raw].all():
         return None
-    tokens, numbers = zip(*fields)
+    ends = np.flatnonzero(raw == _NEWLINE)
+    if raw[-1] != _NEWLINE:
+        ends = np.append(ends, len(raw))
+    spaces = np.flatnonzero(raw == _SPACE)
+    if len(spaces) != len(ends):
+        return None
+    starts = np.zeros(len(ends), dtype=np.int64)
+    starts[1:] = ends[:-1] + 1
+    # As many spaces as lines, and the k-th inside line k: exactly one per line, with a token
+    # before it and a rank after it.
+    if not ((spaces > starts).all() and (spaces + 1 < ends).all() and ((spaces - starts) % 4 == 0).all()):
+        return None
+    pads = np.flatnonzero(raw == _PAD)
+    if len(pads):
+        after, before = raw[pads + 1], raw[pads - 1]  # a token never starts the file with "="
+        if not (((after == _PAD) | (after == _SPACE)).all() and (before != _NEWLINE).all() and (pads > 0).all()):
+            return None
+        if len(pads) > 2 and (raw[pads[2:] - 2] == _PAD).any():  # three in a row
+            return None
+    fields = data.split()
     try:
-        tokens = list(map(_decode_token, tokens))
-        numbers = list(map(int, numbers))
+        tokens = list(map(binascii.a2b_base64, fields[0::2]))
+        numbers = list(map(int, fields[1::2]))
     except (ValueError, binascii.Error):
         return None
     ranks = dict(zip(tokens, numbers))
-    if len(ranks) != len(fields) or len(set(numbers)) != len(numbers) or min(numbers) < 0 or not min(map(len, tokens)):
+    if len(ranks) != len(tokens) or len(set(numbers)) != len(numbers) or min(numbers) < 0 or not min(map(len, tokens)):
         return None
     return ranks
 

@@ -1,0 +1,154 @@
+"""Long pieces in the compiled encoder: the rank buckets of ``merge.hpp`` (``merge_long``)
+against ``reference.merge_by_rank``, for every rule, at lengths on both sides of each threshold
+the engine uses:
+
+- ``SHORT_PIECE`` = 64 symbols: up to it the O(n^2) scan, above it the buckets;
+- 256 slots in the rank -> bucket table, grown when a piece has more than 128 distinct ranks;
+- ``WALK_AHEAD`` = 8 merges whose pairs are loaded early (a guess that must never change ids);
+- 2**16 symbols, where the engine used to switch to a second long-piece strategy (kept as a
+  regression length), and the worker's scratch keeps buffers of up to 2**16 symbols.
+
+Each piece is one piece (no pattern), so the whole text goes through one merge.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bytepair import _engine, reference
+from datafiles import data_file
+
+THRESHOLD_LENGTHS = [63, 64, 65, 66, 129, 300]
+ALPHABET = "abcd"
+
+
+def small_ranks(seed):
+    """Every string of 2 to 4 letters of ALPHABET as a token, in a shuffled rank order (so a
+    longer token often ranks below its parts: tiktoken's rule then goes back down), after the
+    256 bytes."""
+    rng = random.Random(seed)
+    strings = [""]
+    tokens = []
+    for _ in range(4):
+        strings = [s + c for s in strings for c in ALPHABET]
+        tokens += strings if len(strings[0]) >= 2 else []
+    rng.shuffle(tokens)
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens:
+        ranks[token.encode()] = len(ranks)
+    return ranks
+
+
+def engine_for(ranks, pair_ranks, *, whole_piece, monotonic):
+    """An Encoder over ``ranks`` (ids are ranks) with ``pair_ranks`` {(left, right): rank(s)}."""
+    token_bytes = [None] * len(ranks)
+    for value, rank in ranks.items():
+        token_bytes[rank] = value
+    pair_table = {(ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()}
+    return _engine.Encoder(
+        mode="byte", token_bytes=token_bytes, base_ids=[ranks[bytes([b])] for b in range(256)], pair_table=pair_table,
+        whole_piece=whole_piece, monotonic=monotonic, pattern=None, fallback_ids=None,
+    )
+
+
+def reference_ids(ranks, pair_ranks, text, *, floor):
+    tokens = reference.merge_by_rank([bytes([b]) for b in text.encode()], pair_ranks, floor=floor)
+    return [ranks[token] for token in tokens]
+
+
+@st.composite
+def long_piece(draw):
+    length = draw(st.sampled_from(THRESHOLD_LENGTHS) | st.integers(2, 400))
+    letters = draw(st.sampled_from(["ab", "abc", ALPHABET, "a", "aab"]))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = random.Random(seed)
+    return "".join(rng.choice(letters) for _ in range(length)), seed % 4
+
+
+@pytest.fixture(scope="module")
+def vocabularies():
+    return [small_ranks(seed) for seed in range(4)]
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(case=long_piece())
+def test_tiktoken_rule_on_long_pieces_equals_the_reference(vocabularies, case):
+    text, which = case
+    ranks = vocabularies[which]
+    pair_ranks = reference.tiktoken_pair_ranks(ranks)
+    encoder = engine_for(ranks, pair_ranks, whole_piece=True, monotonic=False)
+    assert encoder.encode_ordinary(text) == reference_ids(ranks, pair_ranks, text, floor=False)
+
+
+@pytest.mark.slow
+@settings(max_examples=150, deadline=None)
+@given(case=long_piece(), merges_seed=st.integers(0, 2**32 - 1))
+def test_replay_and_hf_rules_on_long_pieces_equal_the_reference(case, merges_seed):
+    text, _ = case
+    # a merge list over the letters that learns some pairs twice, as real lists can
+    rng = random.Random(merges_seed)
+    values = [c.encode() for c in ALPHABET]
+    merges = []
+    for _ in range(150):
+        left, right = rng.choice(values), rng.choice(values)
+        if len(left + right) <= 6:
+            merges.append((left, right))
+            values.append(left + right)
+    merges += merges[:5]
+    ranks = {bytes([b]): b for b in range(256)}
+    for left, right in merges:
+        ranks.setdefault(left + right, len(ranks))
+    replay = reference.replay_ranks(merges)
+    encoder = engine_for(ranks, replay, whole_piece=False, monotonic=True)
+    assert encoder.encode_ordinary(text) == reference_ids(ranks, replay, text, floor=True)
+    hf = reference.hf_ranks(merges)
+    encoder = engine_for(ranks, hf, whole_piece=False, monotonic=False)
+    assert encoder.encode_ordinary(text) == reference_ids(ranks, hf, text, floor=False)
+
+
+@pytest.mark.slow
+def test_more_than_128_distinct_ranks_in_one_piece():
+    # the rank -> bucket table starts at 256 slots and grows past 128 ranks
+    letters = "abcdefgh"
+    rng = random.Random(1)
+    tokens = sorted({a + b for a in letters for b in letters} | {a + b + c for a in letters for b in letters for c in letters})
+    rng.shuffle(tokens)
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in tokens:
+        ranks[token.encode()] = len(ranks)
+    pair_ranks = reference.tiktoken_pair_ranks(ranks)
+    text = "".join(rng.choice(letters) for _ in range(3000))
+    pieces = reference.merge_by_rank([bytes([b]) for b in text.encode()], pair_ranks)
+    # each token of two or more letters was made at its own rank: that many buckets at least
+    assert len({piece for piece in pieces if len(piece) > 1}) > 128
+    encoder = engine_for(ranks, pair_ranks, whole_piece=True, monotonic=False)
+    assert encoder.encode_ordinary(text) == [ranks[piece] for piece in pieces]
+
+
+@pytest.fixture(scope="module")
+def cl100k():
+    tiktoken = pytest.importorskip("tiktoken", reason="compared with tiktoken (test extra)")
+    from tiktoken.load import load_tiktoken_bpe
+
+    ranks = load_tiktoken_bpe(str(data_file("vocab", "cl100k_base.tiktoken")))
+    encoder = engine_for(ranks, reference.tiktoken_pair_ranks(ranks), whole_piece=True, monotonic=False)
+    encoding = tiktoken.Encoding("cl100k", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
+    return encoder, encoding
+
+
+@pytest.mark.data
+@pytest.mark.peers
+@pytest.mark.slow
+@pytest.mark.parametrize("length", [63, 64, 65, 1000, 4000, 2**16 - 1, 2**16, 2**16 + 1])
+@pytest.mark.parametrize("kind", ["x", "letters", "letters and digits"])
+def test_cl100k_long_pieces_equal_tiktoken(cl100k, length, kind):
+    encoder, encoding = cl100k
+    rng = random.Random(length)
+    alphabet = {"x": "x", "letters": "abcdefghijklmnopqrstuvwxyz", "letters and digits": "etaoin0123"}[kind]
+    text = "".join(rng.choice(alphabet) for _ in range(length))
+    assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
