@@ -437,7 +437,7 @@ cdef extern from "engine/sequence_trainer.hpp":
         const vector[string]& values, int64_t vocab_size, int64_t min_frequency, uint64_t max_id) except +
 
 # Chunks whose repeats add at most this factor to their symbols are trained as one sequence
-# (engine/sequence_trainer.hpp: 2-4 bytes per symbol of the whole text) rather than as unique
+# (engine/sequence_trainer.hpp: 3-5 bytes per symbol of the whole text) rather than as unique
 # chunks (20+ bytes per unique symbol): the sequence costs less memory up to about 8x; 2 keeps
 # pre-tokenized text, where pieces repeat hundreds of times, on _MergeTrainer. Untuned beyond that.
 SEQUENCE_REPEAT_LIMIT = 2
@@ -559,7 +559,7 @@ def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequ
         [(0, 0, 4, 4, 9), (4, 0, 5, 2, 7), (5, 1, 6, 2, 5)]
 
     ``layout``: "chunks" (unique chunks, each a linked list: memory follows the unique
-    chunks), "sequence" (the chunks end to end, repeats written out: 2-4 bytes per symbol of
+    chunks), "sequence" (the chunks end to end, repeats written out: 3-5 bytes per symbol of
     the whole text) or None, the sequence when chunks repeat little (seed 000's one text).
     Both give the same merges.
 
