@@ -8,7 +8,7 @@ one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``pathological``, ``seed``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``pathological``, ``seed``, ``char``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -48,7 +48,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "decode", "pieces", "load", "pathological", "seed", "scaling")
+SECTIONS = ("train", "encode", "decode", "pieces", "load", "pathological", "seed", "char", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -209,6 +209,7 @@ class Bench:
         self.rows = []
         self.families = None  # the encoders, built once (see _families)
         self.decoders = {}  # published vocabulary -> {library: tokenizer} (see section_decode)
+        self.char_tokenizer = None  # seed 000's tokenizer (see section_char), trained once
         self._memo = {}
         self.repeat_pass = 0  # passes after the first re-run only the short calls
         self._passes = {}
@@ -710,14 +711,22 @@ def seed_pipeline(train_text, splits):
     return tokenizer, arrays, trained - started, encoded - trained
 
 
-def section_seed(bench, peers):
+def _wikitext_splits(what):
+    """WikiText-2's three splits by name, or None (and a note) when the data folder lacks them."""
     splits = {}
     for name in ("train", "valid", "test"):
         try:
             splits[name] = corpora.read_data_text(f"wikitext-2/{name}.txt")
         except corpora.CorpusUnavailable as error:
-            print(f"skipping the seed pipeline: {error}", file=sys.stderr)
-            return
+            print(f"skipping {what}: {error}", file=sys.stderr)
+            return None
+    return splits
+
+
+def section_seed(bench, peers):
+    splits = _wikitext_splits("the seed pipeline")
+    if splits is None:
+        return
 
     def summarize(result):
         tokenizer, arrays, train_seconds, encode_seconds = result
@@ -729,6 +738,85 @@ def section_seed(bench, peers):
     nbytes = sum(len(t.encode("utf-8")) for t in splits.values())
     bench.measure("seed", "bytepair", "wikitext-2 (all splits)", 500, "char pipeline", nbytes,
                   lambda: seed_pipeline(splits["train"], splits), summarize, versus=None)
+
+
+CHAR_VOCAB = 500
+
+
+def _merges_of_records(records, base):
+    """``train_merges``' records as (left, right) value pairs, as ``MergeModel.merges`` holds them."""
+    values = list(base)
+    merges = []
+    for left, right, merged, _, _ in records:
+        if merged == len(values):
+            values.append(values[left] + values[right])
+        merges.append((values[left], values[right]))
+    return merges
+
+
+def _merges_summary(merges):
+    return {"merges_digest": merges_digest(merges), "merges": len(merges)}
+
+
+def section_char(bench, peers):
+    """Char mode without a pattern (seed 000's pipeline) on WikiText-2 train.
+
+    Encoding with seed 000's tokenizer (vocab 500, trained on the first 500,000 characters,
+    base alphabet from all splits), into an array and into a list, against the whole text
+    merged as one piece (the engine's path before it cut the text where no merge can span; a
+    whole-piece lookup turns the cuts off): the ids must be equal. Training at vocab 500 on
+    the whole text: peak memory against the corpus, against the unique-chunk layout of the
+    trainer (``train_merges(layout="chunks")``, what a text without a pattern took before):
+    the merges must be equal.
+    """
+    import bytepair
+    from bytepair import _engine
+
+    splits = _wikitext_splits("the char-mode section")
+    if splits is None:
+        return
+    text = splits["train"]
+    if bench.plan["slice_bytes"]:
+        text = text[: bench.plan["slice_bytes"]]
+    corpus = "wikitext-train" + (f"[:{len(text):,}]" if len(text) < len(splits["train"]) else "")
+    nbytes = len(text.encode("utf-8"))
+    if bench.char_tokenizer is None:
+        bench.char_tokenizer = bytepair.train(text, mode="char", vocab_size=CHAR_VOCAB, max_chars=500_000,
+                                              base_text=list(splits.values()), progress=False)
+    tokenizer = bench.char_tokenizer
+    one_piece = _engine.Encoder(**{**tokenizer.model.engine_spec(), "whole_piece": True}, pattern=None)
+    facts = lambda ids: {**_ids_facts(ids), "characters": len(text)}  # noqa: E731
+    encoders = [("bytepair", "array", lambda: tokenizer.encode_to_array(text), "bytepair"),
+                ("bytepair", "list", lambda: tokenizer.encode(text), "bytepair"),
+                ("bytepair, one piece", "list", lambda: one_piece.encode_ordinary(text), "bytepair")]
+    for library, mode, work, versus in encoders:
+        bench.measure("char", library, corpus, CHAR_VOCAB, mode, nbytes, work, facts, versus=versus, threads=1)
+    base = sorted(set(text))
+    trainers = [
+        ("bytepair", lambda: list(bytepair.train(text, mode="char", vocab_size=CHAR_VOCAB, progress=False).model.merges)),
+        ("bytepair, chunk layout", lambda: _merges_of_records(_engine.train_merges(
+            [text], [1], mode="char", base_tokens=base, vocab_size=CHAR_VOCAB, min_frequency=2, layout="chunks"), base)),
+    ]
+    for library, work in trainers:
+        bench.measure("char", library, corpus, CHAR_VOCAB, "train", nbytes, work, _merges_summary)
+
+
+def _print_char(bench, rows):
+    header = ["library", "corpus", "vocab", "work", "MB", "seconds", "M chars/s", "peak MB", "peak / corpus",
+              "same output", "peer/ours"]
+    cells = []
+    for row in rows:
+        twin = _twin(bench, row)
+        seconds = f"{row.seconds:.3f}" if row.seconds is not None else row.status
+        characters = row.facts.get("characters")
+        rate = f"{characters / row.seconds / 1e6:.1f}" if characters and row.seconds else "-"
+        peak = f"{row.peak_mb:,.1f}" if row.peak_mb is not None else "-"
+        ratio = f"{row.peak_mb * MB / row.nbytes:.2f}×" if row.peak_mb is not None else "-"
+        work = "train" if row.mode == "train" else f"encode, {row.mode}"
+        cells.append([row.library, row.corpus, str(row.vocab), work, f"{row.nbytes / MB:.2f}", seconds, rate, peak,
+                      ratio, _same_text(row, twin), _ratio_text(row, twin)])
+    for line in format_table(header, cells):
+        print(line)
 
 
 def section_scaling(bench, peers):
@@ -864,6 +952,9 @@ def print_section(bench, section):
     print(f"\n== {section} ==")
     if section == "seed":
         _print_seed(bench, rows)
+        return
+    if section == "char":
+        _print_char(bench, rows)
         return
     if section == "decode":
         for line in format_table(DECODE_HEADER, [_decode_cells(bench, r) for r in rows]):
@@ -1021,11 +1112,26 @@ def _linearity_targets(bench):
     return lines
 
 
+def _char_targets(bench):
+    lines = []
+    for row in bench.rows:
+        if row.section != "char" or row.library != "bytepair" or not row.seconds:
+            continue
+        if row.mode == "train":
+            ratio = row.peak_mb * MB / row.nbytes
+            lines.append(f"char mode without a pattern, training peak memory ≤ 4× the corpus: {ratio:.2f}× ({_met(ratio <= 4)})")
+        else:
+            rate = row.facts["characters"] / row.seconds / 1e6
+            lines.append(f"char mode without a pattern, encode {row.corpus} into a {row.mode} ≥ 40 M characters/s: "
+                         f"{rate:.1f} ({_met(rate >= 40)})")
+    return lines
+
+
 def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
     return (_training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _piece_targets(bench)
-            + _load_targets(bench) + _linearity_targets(bench))
+            + _load_targets(bench) + _linearity_targets(bench) + _char_targets(bench))
 
 
 # -- the command line -------------------------------------------------------------------------

@@ -422,8 +422,125 @@ cdef class _MergeTrainer:
                 for i in range(0, self._records.size(), 5)]
 
 
+cdef extern from "engine/sequence_trainer.hpp":
+    cdef cppclass _SequenceTrainer "bp::SequenceTrainerBase":
+        void reserve(size_t symbols) except +
+        void append(const uint32_t* ids, size_t n) except +
+        void end_chunk(int64_t times) except +
+        void start() except + nogil
+        void run(int64_t until) except + nogil
+        bint finished
+        vector[int64_t] records
+        int64_t merges_done()
+        int64_t merges_wanted()
+    _SequenceTrainer* _new_sequence_trainer "bp::new_sequence_trainer"(
+        const vector[string]& values, int64_t vocab_size, int64_t min_frequency, uint64_t max_id) except +
+
+# Chunks whose repeats add at most this factor to their symbols are trained as one sequence
+# (engine/sequence_trainer.hpp: 3-5 bytes per symbol of the whole text) rather than as unique
+# chunks (20+ bytes per unique symbol): the sequence costs less memory up to about 8x; 2 keeps
+# pre-tokenized text, where pieces repeat hundreds of times, on _MergeTrainer. Untuned beyond that.
+SEQUENCE_REPEAT_LIMIT = 2
+# Below this many symbols the layout hardly matters; _MergeTrainer, the older one, keeps them.
+SEQUENCE_MIN_SYMBOLS = 1 << 16
+# Symbols handed to the sequence trainer per call while loading (a bounded staging buffer).
+_SEQUENCE_STAGE = 1 << 16
+
+
+def _choose_layout(chunks, counts):
+    cdef int64_t unique = 0, total = 0, length
+    for chunk, count in zip(chunks, counts):
+        length = len(chunk)
+        unique += length
+        total += length * count
+    if total >= SEQUENCE_MIN_SYMBOLS and total <= SEQUENCE_REPEAT_LIMIT * unique:
+        return "sequence"
+    return "chunks"
+
+
+cdef list _train_sequence(chunks, counts, str mode, base_tokens, int64_t vocab_size,
+                          int64_t min_frequency, progress):
+    """``train_merges`` on chunks written end to end (engine/sequence_trainer.hpp)."""
+    cdef vector[string] values
+    cdef vector[int32_t] base_ids
+    cdef vector[uint32_t] stage
+    cdef Py_UCS4 character
+    cdef const unsigned char* data
+    cdef Py_ssize_t length, index
+    cdef int64_t total = 0
+    cdef str token
+    cdef int32_t base_id
+    cdef int32_t chunk_index = 0
+    cdef int64_t step, until
+    if mode == "char":
+        for token in base_tokens:
+            if len(token) != 1:
+                raise ValueError(f"base token {token!r} is not a single character")
+            character = token[0]
+            if character >= base_ids.size():
+                base_ids.resize(<size_t>character + 1, -1)
+            if base_ids[character] != -1:
+                raise ValueError(f"base token {token!r} is listed twice")
+            base_ids[character] = values.size()
+            values.push_back(token.encode("utf-8", "surrogatepass"))
+    elif mode == "byte":
+        for byte in range(256):
+            values.push_back(bytes([byte]))
+    else:
+        raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
+    for chunk, count in zip(chunks, counts, strict=True):
+        if count < 1:
+            raise ValueError(f"chunk counts must be at least 1, got {count!r}")
+        total += (len(chunk) + 1) * count
+    cdef _SequenceTrainer* trainer = _new_sequence_trainer(
+        values, vocab_size, min_frequency, max(vocab_size, <int64_t>values.size()))
+    try:
+        trainer.reserve(total)
+        stage.reserve(_SEQUENCE_STAGE)
+        for chunk, count in zip(chunks, counts):
+            if mode == "char":
+                for character in <str>chunk:
+                    base_id = base_ids[character] if character < base_ids.size() else -1
+                    if base_id < 0:
+                        raise ValueError(
+                            f"character {chr(character)!r} of chunk {chunk_index} is not in "
+                            f"base_tokens; add it to the base alphabet")
+                    stage.push_back(base_id)
+                    if stage.size() == _SEQUENCE_STAGE:
+                        trainer.append(stage.data(), stage.size())
+                        stage.clear()
+            else:
+                encoded = chunk if isinstance(chunk, bytes) else chunk.encode("utf-8")
+                data = encoded
+                length = len(encoded)
+                for index in range(length):
+                    stage.push_back(data[index])
+                    if stage.size() == _SEQUENCE_STAGE:
+                        trainer.append(stage.data(), stage.size())
+                        stage.clear()
+            trainer.append(stage.data(), stage.size())
+            stage.clear()
+            trainer.end_chunk(count)
+            chunk_index += 1
+        with nogil:
+            trainer.start()
+        step = max(1, trainer.merges_wanted() // 100)
+        while not trainer.finished:
+            until = trainer.merges_done() + step
+            with nogil:
+                trainer.run(until)
+            PyErr_CheckSignals()
+            if progress is not None:
+                progress(trainer.merges_done())
+        records = trainer.records
+        return [(records[i], records[i + 1], records[i + 2], records[i + 3], records[i + 4])
+                for i in range(0, records.size(), 5)]
+    finally:
+        del trainer
+
+
 def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequency,
-                 progress=None):
+                 progress=None, layout=None):
     """Learn BPE merges over weighted unique chunks, exactly as ``reference.train_bpe``.
 
     Python twin: ``reference.train_bpe``.
@@ -441,8 +558,19 @@ def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequ
         ...              vocab_size=7, min_frequency=2)
         [(0, 0, 4, 4, 9), (4, 0, 5, 2, 7), (5, 1, 6, 2, 5)]
 
+    ``layout``: "chunks" (unique chunks, each a linked list: memory follows the unique
+    chunks), "sequence" (the chunks end to end, repeats written out: 3-5 bytes per symbol of
+    the whole text) or None, the sequence when chunks repeat little (seed 000's one text).
+    Both give the same merges.
+
     NOTE: the GIL is released while merging; ``progress`` runs with it held.
     """
+    if layout is None:
+        layout = _choose_layout(chunks, counts)
+    if layout == "sequence":
+        return _train_sequence(chunks, counts, mode, base_tokens, vocab_size, min_frequency, progress)
+    if layout != "chunks":
+        raise ValueError(f"layout must be 'chunks', 'sequence' or None, not {layout!r}")
     cdef _MergeTrainer trainer = _MergeTrainer(
         chunks, counts, mode, base_tokens, vocab_size, min_frequency)
     cdef int64_t step = max(1, trainer.merges_wanted() // 100)

@@ -15,6 +15,7 @@ tests/test_engine_encode.py check that they agree):
 - ``_engine.split``, ``Encoder.split``: ``patterns.split`` (the ``regex`` module's pieces)
 - ``_engine.count_pieces`` (train.py's counting): ``count_pieces``
 - ``_engine.train_merges``: ``train_bpe``
+- the engine's cuts of a char-mode text without a pattern (engine/cuts.hpp): ``safe_cuts``
 - ``Encoder``, rule "replay" (``monotonic=True``), one piece: ``merge_by_rank(tokens,
   replay_ranks(merges), floor=True)``, which equals ``encode_piece`` (the merges pass by pass)
 - ``Encoder``, rule "tiktoken" (``whole_piece=True``): ``encode_piece_tiktoken``; its pair
@@ -159,6 +160,23 @@ def encode_piece(tokens, merges):
     for left, right in merges:
         tokens = merge_pair(tokens, (left, right), left + right)
     return tokens
+
+
+def safe_cuts(text, merges):
+    """Positions where a character-mode text can be cut so that replaying ``merges`` on each
+    part gives the tokens of the whole: before character ``i`` unless some merge joins a left
+    side ending in ``text[i - 1]`` to a right side starting with ``text[i]``. (A token spanning
+    a boundary is first made by a merge whose own junction is that boundary; with no such
+    merge no token ever spans it, and each side merges alone.)
+
+    Example:
+        >>> safe_cuts("abcab", [("a", "b"), ("ab", "c")])
+        [3]
+        >>> [encode_piece(part, [("a", "b"), ("ab", "c")]) for part in ("abc", "ab")]
+        [['abc'], ['ab']]
+    """
+    junctions = {(left[-1], right[0]) for left, right in merges}
+    return [i for i in range(1, len(text)) if (text[i - 1], text[i]) not in junctions]
 
 
 def vocabulary(base_tokens, merges):

@@ -1,4 +1,6 @@
-"""The compiled trainer, ``_engine.train_merges``, gives exactly ``reference.train_bpe``.
+"""The compiled trainer, ``_engine.train_merges``, gives exactly ``reference.train_bpe``, in
+both its layouts: unique chunks as linked lists ("chunks") and the chunks end to end in one
+array ("sequence", seed 000's one long text in a few bytes per symbol).
 
 Every merge is compared as a whole tuple ``(left_id, right_id, merged_id, frequency,
 length_after)``: the merges and their frequencies and sequence lengths come from the reference
@@ -57,7 +59,10 @@ def reference_records(pieces, counts, mode, base, vocab_size, min_frequency):
     ]
 
 
-def compiled_records(pieces, counts, mode, base, vocab_size, min_frequency):
+LAYOUTS = ["chunks", "sequence"]
+
+
+def compiled_records(pieces, counts, mode, base, vocab_size, min_frequency, layout=None):
     return _engine.train_merges(
         pieces,
         counts,
@@ -65,13 +70,16 @@ def compiled_records(pieces, counts, mode, base, vocab_size, min_frequency):
         base_tokens=base if mode == "char" else [],
         vocab_size=vocab_size,
         min_frequency=min_frequency,
+        layout=layout,
     )
 
 
 def assert_parity(pieces, counts, mode, extra, min_frequency):
     base = base_for(pieces, mode)
     args = (pieces, counts, mode, base, len(base) + extra, min_frequency)
-    assert compiled_records(*args) == reference_records(*args)
+    expected = reference_records(*args)
+    for layout in LAYOUTS:
+        assert compiled_records(*args, layout=layout) == expected, layout
 
 
 def unique_pieces(pieces, multiplier=1):
@@ -231,15 +239,50 @@ def test_progress_counts_up_to_the_number_of_merges():
         (["a"], [1], ["a", "a"], "listed twice"),
     ],
 )
-def test_bad_arguments_are_value_errors_that_name_the_value(chunks, counts, base_tokens, message):
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_bad_arguments_are_value_errors_that_name_the_value(chunks, counts, base_tokens, message, layout):
     with pytest.raises(ValueError, match=message):
         _engine.train_merges(chunks, counts, mode="char", base_tokens=base_tokens, vocab_size=9,
-                             min_frequency=1)
+                             min_frequency=1, layout=layout)
 
 
-def test_unknown_mode_is_a_value_error():
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_unknown_mode_is_a_value_error(layout):
     with pytest.raises(ValueError, match="'words'"):
-        _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1)
+        _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1,
+                             layout=layout)
+    with pytest.raises(ValueError, match="'rows'"):
+        _engine.train_merges(["a"], [1], mode="char", base_tokens=["a"], vocab_size=9, min_frequency=1,
+                             layout="rows")
+
+
+def test_one_long_text_takes_the_sequence_layout_and_pretokenized_text_the_chunks():
+    assert _engine._choose_layout(["ab" * 40_000], [1]) == "sequence"
+    assert _engine._choose_layout(["ab", " cd"], [50_000, 40_000]) == "chunks"
+    assert _engine._choose_layout(["ab"], [1]) == "chunks"  # small: either is cheap
+
+
+# Texts of many blocks of the sequence layout's occurrence index (64 Ki positions), where the
+# reference is too slow: the two layouts against each other.
+@pytest.mark.slow
+@settings(max_examples=25, deadline=None)
+@given(
+    alphabet=st.sampled_from(["ab", "abc ", "aé 😀", "the cat sat", "xxxxy"]),
+    lengths=st.lists(st.integers(1, 150_000), min_size=1, max_size=3),
+    weights=st.lists(st.integers(1, 3), min_size=3, max_size=3),
+    mode=st.sampled_from(["char", "byte"]),
+    extra=st.integers(1, 300),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_layouts_agree_on_texts_of_many_blocks(alphabet, lengths, weights, mode, extra, seed):
+    import random
+
+    rng = random.Random(seed)
+    chunks = list(dict.fromkeys("".join(rng.choice(alphabet) for _ in range(n)) for n in lengths))
+    counts = weights[: len(chunks)]
+    base = base_for(chunks, mode)
+    args = (chunks, counts, mode, base, len(base) + extra, 2)
+    assert compiled_records(*args, layout="sequence") == compiled_records(*args, layout="chunks")
 
 
 @pytest.mark.data
@@ -247,6 +290,15 @@ def test_unknown_mode_is_a_value_error():
 def test_wikitext_prefix_as_one_chunk_all_500_merges():
     text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")[:50_000]
     assert_parity([text], [1], "char", 500, 2)
+
+
+@pytest.mark.data
+@pytest.mark.slow
+def test_wikitext_train_as_one_chunk_both_layouts_500_merges():
+    text = data_file("wikitext-2/train.txt").read_text(encoding="utf-8")
+    base = base_for([text], "char")
+    args = ([text], [1], "char", base, len(base) + 500, 2)
+    assert compiled_records(*args, layout="sequence") == compiled_records(*args, layout="chunks")
 
 
 @pytest.mark.data

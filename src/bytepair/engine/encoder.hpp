@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cuts.hpp"
 #include "hashing.hpp"
 #include "merge.hpp"
 #include "pair_table.hpp"
@@ -76,6 +77,7 @@ struct EncoderCore {
     bool has_fallback = false;
     uint32_t fallback[256];
     PairTable pairs;
+    CutTable cuts;                                       // char mode without whole-piece lookup
     ShortMap short_vocab;                                // whole-piece lookup
     PieceMap long_vocab;
     bool token_splits = false;                           // derive_token_splits()
@@ -105,6 +107,7 @@ struct EncoderCore {
     }
     void add_pair(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) {
         pairs.add(left, right, rank, merged);
+        if (char_mode && !whole_piece) cuts.add_pair(left, right, rank, merged);
     }
     void add_token(const char* bytes, size_t n, uint32_t id) {
         const uint8_t* key = reinterpret_cast<const uint8_t*>(bytes);
@@ -137,6 +140,13 @@ struct EncoderCore {
         if (token_splits) add_token_splits();
         std::vector<SplitToken>().swap(split_tokens);
         pairs.build();
+        if (char_mode && !whole_piece) {
+            std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
+            for (uint32_t cp = 0; cp < 0x10000; ++cp)
+                if (base_bmp[cp] != NO_ID) base.push_back({base_bmp[cp], cp});
+            for (const auto& entry : base_astral) base.push_back({entry.second, entry.first});
+            cuts.build(base);
+        }
     }
 
     // Every split of every kept token whose sides both have the length of some token (so a
@@ -274,11 +284,90 @@ inline void encode_piece(const EncoderCore& core, Worker& w, const C* p, size_t 
     encode_long(core, w, p, len, w.utf8.data(), w.utf8.size(), out);
 }
 
+// A text with no pattern (or a piece longer than a short one) in char mode: cut at every safe
+// boundary (cuts.hpp) and each part encoded as a piece, mostly from the cache; a lone character
+// is its base id. WikiText-2 train, seed 000's tokenizer: 6.4 M characters/s as one piece
+// merged by rank buckets, 70+ M cut (bench/run.py --only char).
+// Parts of up to 3 characters (2.3 M of WikiText-2's 3.4 M) are merged here, by one or two
+// pair lookups, without hashing them for the cache: lowest (rank, position) first, as
+// merge.hpp's strategies; the second merge at a rank above the first's in replay.
+inline bool merge_tiny(const EncoderCore& core, const uint32_t* ids, size_t n, std::vector<uint32_t>& out) {
+    if (n == 1) {
+        out.push_back(ids[0]);
+        return true;
+    }
+    uint32_t m0, m1, m2;
+    uint32_t r0 = core.pairs.rank_at_least(ids[0], ids[1], 0, &m0);
+    if (n == 2) {
+        out.push_back(r0 == NO_RANK ? ids[0] : m0);
+        if (r0 == NO_RANK) out.push_back(ids[1]);
+        return true;
+    }
+    uint32_t r1 = core.pairs.rank_at_least(ids[1], ids[2], 0, &m1);
+    if (r0 == NO_RANK && r1 == NO_RANK) {
+        for (size_t k = 0; k < 3; ++k) out.push_back(ids[k]);
+    } else if (r0 <= r1) {
+        uint32_t r2 = core.pairs.rank_at_least(m0, ids[2], core.monotonic ? r0 + 1 : 0, &m2);
+        if (r2 == NO_RANK) {
+            out.push_back(m0);
+            out.push_back(ids[2]);
+        } else {
+            out.push_back(m2);
+        }
+    } else {
+        uint32_t r2 = core.pairs.rank_at_least(ids[0], m1, core.monotonic ? r1 + 1 : 0, &m2);
+        if (r2 == NO_RANK) {
+            out.push_back(ids[0]);
+            out.push_back(m1);
+        } else {
+            out.push_back(m2);
+        }
+    }
+    return true;
+}
+
+template <class C>
+void encode_cut(const EncoderCore& core, Worker& w, const C* s, size_t n, bool ascii, std::vector<uint32_t>& out) {
+    out.reserve(out.size() + n / 2 + 16);
+    // A full cache is kept rather than emptied at once (encode_short's rule): WikiText-2 train
+    // cuts into 95 K distinct parts, more than it holds, and the frequent ones come early; it
+    // is emptied after as many misses as it has entries, so another text's parts get in.
+    size_t misses_when_full = 0;
+    core.cuts.cut(s, n, [&](size_t start, size_t end) {
+        size_t len = end - start;
+        if (len <= 3) {
+            uint32_t ids[3];
+            bool known = true;
+            for (size_t k = 0; k < len; ++k) known &= (ids[k] = core.base_char(s[start + k])) != NO_ID;
+            if (known && merge_tiny(core, ids, len, out)) return;
+        }
+        ShortKey key;
+        if (!pack_ascii(s + start, len, key)) return encode_piece(core, w, s + start, len, ascii, out);
+        uint64_t h = key.hash();
+        size_t count;
+        if (const uint32_t* found = w.cache.find(key, h, &count)) {
+            for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
+            return;
+        }
+        size_t at = out.size();
+        if (!initial_symbols(core, w, s + start, len, key.bytes(), key.len)) return;
+        merge_symbols(core.pairs, core.monotonic, w.scratch);
+        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+        if (w.cache.entries() >= CACHE_LIMIT) {
+            if (++misses_when_full < CACHE_LIMIT) return;
+            w.cache.clear();
+            misses_when_full = 0;
+        }
+        w.cache.insert(key, h, out.data() + at, out.size() - at);
+    });
+}
+
 template <class C>
 void encode_chars(const EncoderCore& core, Worker& w, const C* s, size_t n, bool ascii, bool one_piece,
                   std::vector<uint32_t>& out) {
     if (one_piece || core.pattern == P_NONE) {
-        if (n) encode_piece(core, w, s, n, ascii, out);
+        if (n > SHORT_PIECE && core.cuts.enabled()) encode_cut(core, w, s, n, ascii, out);
+        else if (n) encode_piece(core, w, s, n, ascii, out);
         return;
     }
     out.reserve(out.size() + n / 3 + 16);  // ~4 characters per token in prose: one allocation
