@@ -62,6 +62,11 @@ def test_cut_encoding_equals_the_reference(case):
     tokenizer = Tokenizer(mode="char", merges=merges, base_tokens=base)
     assert tokenizer.encode(text) == reference_ids(tokenizer, merges, text)
     assert tokenizer.encode_to_array(text).tolist() == reference_ids(tokenizer, merges, text)
+    # pieces split in Python (a custom regex) are cut the same way when long
+    encoder = _engine.Encoder(**tokenizer.model.engine_spec(), pattern=None)
+    assert encoder.encode_pieces([text, text[::-1]]) == reference_ids(tokenizer, merges, text) + reference_ids(
+        tokenizer, merges, text[::-1]
+    )
 
 
 @settings(max_examples=200, deadline=None)
