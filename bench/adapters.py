@@ -110,8 +110,12 @@ def train_bytepair(documents, vocab_size, pattern, min_frequency=2):
     from bytepair import train
 
     return train(
-        documents, mode="byte", vocab_size=vocab_size, pattern=pattern,
-        min_frequency=min_frequency, progress=False,
+        documents,
+        mode="byte",
+        vocab_size=vocab_size,
+        pattern=pattern,
+        min_frequency=min_frequency,
+        progress=False,
     )
 
 
@@ -143,10 +147,12 @@ def hf_pre_tokenizer(pattern):
     byte-level alphabet (no prefix space, no second regex)."""
     from tokenizers import Regex, pre_tokenizers
 
-    return pre_tokenizers.Sequence([
-        pre_tokenizers.Split(Regex(onig_regex(pattern_regex(pattern))), behavior="isolated"),
-        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-    ])
+    return pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(onig_regex(pattern_regex(pattern))), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
 
 
 def train_hf(documents, vocab_size, pattern, min_frequency=2):
@@ -478,7 +484,11 @@ def encoders_for(tokenizer, peers):
     encoders = {"bytepair": ("bytepair", tokenizer, None)}
     if "tiktoken" in peers:
         ranks = token_ranks(tokenizer)
-        encoders["bytepair, tiktoken rule"] = ("bytepair", bytepair_from_ranks(ranks, tokenizer.pattern_name or tokenizer.pattern), None)
+        encoders["bytepair, tiktoken rule"] = (
+            "bytepair",
+            bytepair_from_ranks(ranks, tokenizer.pattern_name or tokenizer.pattern),
+            None,
+        )
         encoders["tiktoken"] = ("tiktoken", tiktoken_encoding(ranks, tokenizer.pattern), "bytepair, tiktoken rule")
     if "tokenizers" in peers:
         encoders["tokenizers"] = ("tokenizers", hf_from_bytepair(tokenizer), "bytepair")

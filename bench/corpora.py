@@ -120,7 +120,9 @@ def _python_files(root, skip):
 
 def _is_stdlib_extra(relative):
     parts = relative.split("/")
-    return parts[0] in ("site-packages", "dist-packages") or any(p in ("test", "tests", "idle_test") for p in parts[:-1])
+    return parts[0] in ("site-packages", "dist-packages") or any(
+        p in ("test", "tests", "idle_test") for p in parts[:-1]
+    )
 
 
 def stdlib_code():
@@ -130,8 +132,13 @@ def stdlib_code():
 
 def _mix_sources():
     """The mix's texts in a fixed order: the data folder's prose, then packages' code."""
-    for relative in ("wikitext-2/train.txt", "wikitext-2/valid.txt", "wikitext-2/test.txt",
-                     "english/python-3.11-docs.txt", "tinyshakespeare/input.txt"):
+    for relative in (
+        "wikitext-2/train.txt",
+        "wikitext-2/valid.txt",
+        "wikitext-2/test.txt",
+        "english/python-3.11-docs.txt",
+        "tinyshakespeare/input.txt",
+    ):
         yield read_data_text(relative)
     yield _udhr_text()
     site = sysconfig.get_paths()["purelib"]

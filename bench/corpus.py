@@ -77,7 +77,9 @@ def main(argv=None):
     parser.add_argument("--mb", type=int, default=100, help="corpus size in MB of text")
     parser.add_argument("--num-threads", dest="threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--tokenizer", default="gpt2", choices=sorted(TIKTOKEN_NAMES))
-    parser.add_argument("--workdir", type=Path, default=None, help="where the corpus and outputs go (default: a temporary folder)")
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="where the corpus and outputs go (default: a temporary folder)"
+    )
     parser.add_argument("--rss", action="store_true", help="also run encode-corpus in a child process for its peak RSS")
     parser.add_argument("--rss-only", action="store_true", help="only the child-process run (for the 1 GB figure)")
     args = parser.parse_args(argv)
@@ -94,15 +96,25 @@ def main(argv=None):
             tokenizer = bytepair.load(args.tokenizer, path=DATA / "vocab")
             docs = read_jsonl(corpus)
             tokenizer.encode_batch(docs[:200], num_threads=args.threads)  # warm the engine and its caches
-            engine_s, lists = timed(lambda: tokenizer.encode_batch(docs, num_threads=args.threads, disallowed_special=()))
+            engine_s, lists = timed(
+                lambda: tokenizer.encode_batch(docs, num_threads=args.threads, disallowed_special=())
+            )
             tokens = sum(map(len, lists)) + len(lists)
             del lists
-            corpus_s, meta = timed(lambda: encode_corpus([corpus], tokenizer, work / "out", num_threads=args.threads, progress=False, log=None))
+            corpus_s, meta = timed(
+                lambda: encode_corpus(
+                    [corpus], tokenizer, work / "out", num_threads=args.threads, progress=False, log=None
+                )
+            )
             assert meta["splits"]["train"]["tokens"] == tokens, (meta["splits"]["train"]["tokens"], tokens)
             import tiktoken
 
             if args.tokenizer == "gpt2":
-                encoding = tiktoken.get_encoding("gpt2") if _tiktoken_cached("gpt2") else _tiktoken_from_file(tokenizer, "r50k_base")
+                encoding = (
+                    tiktoken.get_encoding("gpt2")
+                    if _tiktoken_cached("gpt2")
+                    else _tiktoken_from_file(tokenizer, "r50k_base")
+                )
             else:
                 encoding = _tiktoken_from_file(tokenizer, args.tokenizer)
             encoding.encode_ordinary_batch(docs[:200], num_threads=args.threads)
@@ -122,8 +134,10 @@ def main(argv=None):
             print(f"corpus / engine speed:   {engine_s / corpus_s:.2f}x (target >= 0.8)")
             fresh = bytepair.load(args.tokenizer, path=DATA / "vocab")
             fingerprint_s, _ = timed(lambda: fresh.fingerprint)
-            print(f"  of the corpus run, {fingerprint_s:.2f}s is the tokenizer's fingerprint, once per run; "
-                  f"without it {engine_s / max(corpus_s - fingerprint_s, 1e-9):.2f}x")
+            print(
+                f"  of the corpus run, {fingerprint_s:.2f}s is the tokenizer's fingerprint, once per run; "
+                f"without it {engine_s / max(corpus_s - fingerprint_s, 1e-9):.2f}x"
+            )
             print(f"corpus / tiktoken speed: {tiktoken_s / corpus_s:.2f}x (target >= 4)")
             print(f"same ids as tiktoken: {same}; tokens {tokens:,}")
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -131,15 +145,37 @@ def main(argv=None):
         if args.rss or args.rss_only:
             # The child reports its own high-water mark (VmHWM): RUSAGE_CHILDREN would also count
             # the pages of this process that a forked child shares before it runs the command.
-            child = ("import runpy, sys; sys.argv = ['bytepair'] + sys.argv[1:]\n"
-                     "try:\n    runpy.run_module('bytepair', run_name='__main__')\n"
-                     "finally:\n    print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1], file=sys.stderr)")
-            command = [sys.executable, "-c", child, "encode-corpus", str(corpus), "-t", args.tokenizer, "--vocab-dir", str(DATA / "vocab"),
-                       "-o", str(work / "rss-out"), "--num-threads", str(args.threads), "--quiet"]
+            child = (
+                "import runpy, sys; sys.argv = ['bytepair'] + sys.argv[1:]\n"
+                "try:\n    runpy.run_module('bytepair', run_name='__main__')\n"
+                "finally:\n    print([l for l in open('/proc/self/status') if l.startswith('VmHWM')][0].split()[1], file=sys.stderr)"
+            )
+            command = [
+                sys.executable,
+                "-c",
+                child,
+                "encode-corpus",
+                str(corpus),
+                "-t",
+                args.tokenizer,
+                "--vocab-dir",
+                str(DATA / "vocab"),
+                "-o",
+                str(work / "rss-out"),
+                "--num-threads",
+                str(args.threads),
+                "--quiet",
+            ]
             env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
-            seconds, done = timed(lambda: subprocess.run(command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True))
+            seconds, done = timed(
+                lambda: subprocess.run(
+                    command, check=False, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+                )
+            )
             peak = int(done.stderr.strip().splitlines()[-1]) / 1024
-            print(f"encode-corpus in a child process: {seconds:.1f}s, {mb / seconds:.1f} MB/s, peak RSS {peak:,.0f} MB for {mb:,.0f} MB of text")
+            print(
+                f"encode-corpus in a child process: {seconds:.1f}s, {mb / seconds:.1f} MB/s, peak RSS {peak:,.0f} MB for {mb:,.0f} MB of text"
+            )
 
 
 def _tiktoken_cached(name):
@@ -152,7 +188,9 @@ def _tiktoken_from_file(tokenizer, name):
     from tiktoken.load import load_tiktoken_bpe
 
     ranks = load_tiktoken_bpe(str(DATA / "vocab" / f"{name}.tiktoken"))
-    return tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=dict(tokenizer.special_tokens))
+    return tiktoken.Encoding(
+        name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=dict(tokenizer.special_tokens)
+    )
 
 
 if __name__ == "__main__":

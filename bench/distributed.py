@@ -49,7 +49,7 @@ def write_shards(folder, docs, count):
     per = -(-len(docs) // count)
     for number in range(count):
         with open(folder / f"part_{number:03d}.jsonl", "w", encoding="utf-8") as file:
-            for doc in docs[number * per:(number + 1) * per]:
+            for doc in docs[number * per : (number + 1) * per]:
                 file.write(json.dumps({"text": doc}) + "\n")
 
 
@@ -101,13 +101,17 @@ def main():
         ray_train, trained = timed(lambda: distributed.train([str(folder)], **options))
         assert trained.fingerprint == reference.fingerprint
         print(f"ray.init: {started:.1f} s")
-        print(f"train one machine: count {one_count:.2f} s + learn {one_learn:.2f} s; {len(counted.pieces):,} unique pieces")
+        print(
+            f"train one machine: count {one_count:.2f} s + learn {one_learn:.2f} s; {len(counted.pieces):,} unique pieces"
+        )
         print(f"train on Ray: {ray_train:.2f} s (same fingerprint); root merge of two halves {root_merge:.2f} s")
 
         # -- encoding
         tokenizer = bytepair.load(args.tokenizer, path=DATA / "vocab")
         quiet = {"progress": False, "log": None}
-        one_encode, meta = timed(lambda: encode_corpus([str(folder)], tokenizer, work / "one", num_threads=cores, **quiet))
+        one_encode, meta = timed(
+            lambda: encode_corpus([str(folder)], tokenizer, work / "one", num_threads=cores, **quiet)
+        )
         distributed.encode_corpus([str(folder)], tokenizer, work / "warm", **quiet)
         ray_encode, _ = timed(lambda: distributed.encode_corpus([str(folder)], tokenizer, work / "ray", **quiet))
         for name in sorted(p.name for p in (work / "one").iterdir()):
@@ -126,23 +130,35 @@ def main():
         driver_write, _ = timed(lambda: write_documents(writer, ids, lengths, [0], [size], [size], [1]))
         writer["train"].finish()
         print(f"encode one machine: {one_encode:.2f} s ({mb / one_encode:.1f} MB/s, {tokens:,} tokens)")
-        print(f"encode on Ray: {ray_encode:.2f} s ({mb / ray_encode:.1f} MB/s, byte-identical); driver writes all shards in {driver_write:.2f} s")
+        print(
+            f"encode on Ray: {ray_encode:.2f} s ({mb / ray_encode:.1f} MB/s, byte-identical); driver writes all shards in {driver_write:.2f} s"
+        )
 
-        per_core = {"train one": mb / one_count / cores, "train ray": mb / max(ray_train - one_learn - root_merge, 1e-9) / cores,
-                    "encode one": mb / one_encode / cores, "encode ray": mb / ray_encode / cores}
+        per_core = {
+            "train one": mb / one_count / cores,
+            "train ray": mb / max(ray_train - one_learn - root_merge, 1e-9) / cores,
+            "encode one": mb / one_encode / cores,
+            "encode ray": mb / ray_encode / cores,
+        }
         print("per-core MB/s: " + ", ".join(f"{k} {v:.2f}" for k, v in per_core.items()))
-        print(f"Ray / one machine per core: train counting {per_core['train ray'] / per_core['train one']:.2f}, "
-              f"encoding {per_core['encode ray'] / per_core['encode one']:.2f}")
+        print(
+            f"Ray / one machine per core: train counting {per_core['train ray'] / per_core['train one']:.2f}, "
+            f"encoding {per_core['encode ray'] / per_core['encode one']:.2f}"
+        )
         corpus_gb = 1000
         serial_train = one_learn + root_merge
         serial_encode_per_gb = driver_write / mb * 1000
-        print(f"extrapolation to {corpus_gb} GB, machines of {args.cores} cores (serial: learn + root merge on this corpus's pieces; "
-              f"encoding: the driver's writes, {serial_encode_per_gb:.1f} s/GB):")
+        print(
+            f"extrapolation to {corpus_gb} GB, machines of {args.cores} cores (serial: learn + root merge on this corpus's pieces; "
+            f"encoding: the driver's writes, {serial_encode_per_gb:.1f} s/GB):"
+        )
         for machines in (1, 4, 16, 64):
             used = machines * args.cores
             train_time = corpus_gb * 1000 / (per_core["train ray"] * used) + serial_train
             encode_time = max(corpus_gb * 1000 / (per_core["encode ray"] * used), serial_encode_per_gb * corpus_gb)
-            print(f"  {machines:3d} machines: count+learn {train_time / 60:7.1f} min, encode {encode_time / 60:7.1f} min")
+            print(
+                f"  {machines:3d} machines: count+learn {train_time / 60:7.1f} min, encode {encode_time / 60:7.1f} min"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
         ray.shutdown()

@@ -214,8 +214,23 @@ class Bench:
         self.repeat_pass = 0  # passes after the first re-run only the short calls
         self._passes = {}
 
-    def measure(self, section, library, corpus, vocab, mode, nbytes, work, summarize=None, *,
-                versus="bytepair", threads=None, timeout=None, series=None, hidden=False):
+    def measure(
+        self,
+        section,
+        library,
+        corpus,
+        vocab,
+        mode,
+        nbytes,
+        work,
+        summarize=None,
+        *,
+        versus="bytepair",
+        threads=None,
+        timeout=None,
+        series=None,
+        hidden=False,
+    ):
         """Run one measurement in a child (or reuse the same one from earlier in this run) and
         record it as a row of ``section``; ``hidden`` rows only feed other measurements."""
         memo_key = (library, corpus, str(vocab), mode)
@@ -226,7 +241,9 @@ class Bench:
             self._memo[memo_key] = done
             self._passes[memo_key] = 1
         elif self._passes[memo_key] <= self.repeat_pass and done.status == "ok" and done.seconds < SHORT_CALL_SECONDS:
-            _keep_fastest(done, self._run(library, corpus, vocab, mode, nbytes, work, summarize, threads, limit, section))
+            _keep_fastest(
+                done, self._run(library, corpus, vocab, mode, nbytes, work, summarize, threads, limit, section)
+            )
             self._passes[memo_key] += 1
         for row in self.rows:  # the same measurement in two series of one section: one row
             if (row.section, row.library, row.key()) == (section, library, (section, corpus, str(vocab), mode)):
@@ -234,8 +251,22 @@ class Bench:
                     row.series += [series] if series else []
                 _copy_timing(done, row)
                 return row
-        row = Row(section, library, corpus, vocab, mode, nbytes, versus, [series] if series else [], done.status,
-                  done.seconds, done.cpu_seconds, done.peak_mb, done.tokens, done.facts)
+        row = Row(
+            section,
+            library,
+            corpus,
+            vocab,
+            mode,
+            nbytes,
+            versus,
+            [series] if series else [],
+            done.status,
+            done.seconds,
+            done.cpu_seconds,
+            done.peak_mb,
+            done.tokens,
+            done.facts,
+        )
         if not hidden:
             self.rows.append(row)
         return row
@@ -354,12 +385,25 @@ def _train_summary(library):
 
 def train_one(bench, section, library, trainer, corpus, vocab, series=None, hidden=False):
     documents = corpus.documents
-    return bench.measure(section, library, corpus.name, vocab, "train", corpus.nbytes,
-                         lambda: trainer(documents, vocab), _train_summary(library), series=series, hidden=hidden)
+    return bench.measure(
+        section,
+        library,
+        corpus.name,
+        vocab,
+        "train",
+        corpus.nbytes,
+        lambda: trainer(documents, vocab),
+        _train_summary(library),
+        series=series,
+        hidden=hidden,
+    )
 
 
 def _reference_summary(merges):
-    return {"vocab_reached": 256 + len({left + right for left, right in merges}), "merges_digest": merges_digest(merges)}
+    return {
+        "vocab_reached": 256 + len({left + right for left, right in merges}),
+        "merges_digest": merges_digest(merges),
+    }
 
 
 def reference_train(documents, vocab_size, pattern):
@@ -403,9 +447,17 @@ def _train_reference(bench, corpus, vocab, pattern):
     piece = corpus.prefix(bench.plan["reference_bytes"])
     train_one(bench, "train", "bytepair", _trainers(pattern, {})["bytepair"], piece, vocab)
     documents = piece.documents
-    bench.measure("train", "reference", piece.name, vocab, "train", piece.nbytes,
-                  lambda: reference_train(documents, vocab, pattern), _reference_summary,
-                  timeout=2 * bench.plan["timeout"])
+    bench.measure(
+        "train",
+        "reference",
+        piece.name,
+        vocab,
+        "train",
+        piece.nbytes,
+        lambda: reference_train(documents, vocab, pattern),
+        _reference_summary,
+        timeout=2 * bench.plan["timeout"],
+    )
 
 
 def trained_tokenizer(bench, corpus, vocab):
@@ -413,7 +465,9 @@ def trained_tokenizer(bench, corpus, vocab):
     section ran it), rebuilt here from its merges."""
     from bytepair import Tokenizer
 
-    row = train_one(bench, "setup", "bytepair", _trainers(bench.args.pattern, {})["bytepair"], corpus, vocab, hidden=True)
+    row = train_one(
+        bench, "setup", "bytepair", _trainers(bench.args.pattern, {})["bytepair"], corpus, vocab, hidden=True
+    )
     if row.status != "ok":
         raise RuntimeError(f"training bytepair on {corpus.name} failed: {row.status}")
     return Tokenizer(mode="byte", merges=row.facts["_merges"], pattern=bench.args.pattern)
@@ -453,8 +507,18 @@ def _pre_tokenize(bench, corpus, families):
         pattern = "gpt2" if family == "r50k" else family
         text = corpus.text
         for label, split in adapters.splitters(pattern).items():
-            bench.measure("encode", label, corpus.name, pattern, "split", corpus.nbytes,
-                          lambda split=split, text=text: split(text), _ids_facts, versus="bytepair scanner", threads=1)
+            bench.measure(
+                "encode",
+                label,
+                corpus.name,
+                pattern,
+                "split",
+                corpus.nbytes,
+                lambda split=split, text=text: split(text),
+                _ids_facts,
+                versus="bytepair scanner",
+                threads=1,
+            )
 
 
 def _first_published(families):
@@ -469,8 +533,9 @@ def _modes():
     return modes
 
 
-def encode_measure(bench, section, family, label, entry, corpus_name, payload, nbytes, mode, threads,
-                   timeout=None, series=None):
+def encode_measure(
+    bench, section, family, label, entry, corpus_name, payload, nbytes, mode, threads, timeout=None, series=None
+):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
     if isinstance(encoder, adapters.Unavailable):
@@ -481,8 +546,20 @@ def encode_measure(bench, section, family, label, entry, corpus_name, payload, n
             return adapters.encode_one(library, encoder, payload)
         return adapters.encode_many(library, encoder, payload, threads)
 
-    return bench.measure(section, label, corpus_name, family, mode, nbytes, work, _ids_facts,
-                         versus=versus, threads=threads, timeout=timeout, series=series)
+    return bench.measure(
+        section,
+        label,
+        corpus_name,
+        family,
+        mode,
+        nbytes,
+        work,
+        _ids_facts,
+        versus=versus,
+        threads=threads,
+        timeout=timeout,
+        series=series,
+    )
 
 
 def section_encode(bench, peers):
@@ -503,7 +580,9 @@ def section_encode(bench, peers):
                 for label, entry in encoders.items():
                     if mode == "1 call" and entry[0] == "tokenizers":
                         continue
-                    encode_measure(bench, "encode", family, label, entry, corpus.name, payload, corpus.nbytes, mode, threads)
+                    encode_measure(
+                        bench, "encode", family, label, entry, corpus.name, payload, corpus.nbytes, mode, threads
+                    )
         _pre_tokenize(bench, corpus, families)
 
 
@@ -549,8 +628,12 @@ def section_decode(bench, peers):
         ids = decoders["bytepair"].encode_ordinary(corpus.text)
         middle = len(ids) // 2
         short = ids[middle : middle + SHORT_DECODE_IDS]
-        inputs = [("list", ids, 1), ("numpy array", np.array(ids, dtype=np.uint32), 1),
-                  (f"{len(short)}-id list", short, calls), (f"{len(short)}-id array", np.array(short, dtype=np.uint32), calls)]
+        inputs = [
+            ("list", ids, 1),
+            ("numpy array", np.array(ids, dtype=np.uint32), 1),
+            (f"{len(short)}-id list", short, calls),
+            (f"{len(short)}-id array", np.array(short, dtype=np.uint32), calls),
+        ]
         for mode, payload, repeat in inputs:
             nbytes = len(decoders["bytepair"].decode_bytes(payload)) * repeat
             for library, decoder in decoders.items():
@@ -563,8 +646,18 @@ def section_decode(bench, peers):
                         adapters.decode_ids(library, decoder, payload)
                     return adapters.decode_ids(library, decoder, payload)
 
-                bench.measure("decode", library, corpus.name, family, mode, nbytes, work, _decode_summary(len(payload), repeat),
-                              versus=None if library == "bytepair" else "bytepair", threads=1)
+                bench.measure(
+                    "decode",
+                    library,
+                    corpus.name,
+                    family,
+                    mode,
+                    nbytes,
+                    work,
+                    _decode_summary(len(payload), repeat),
+                    versus=None if library == "bytepair" else "bytepair",
+                    threads=1,
+                )
 
 
 # One piece of each length: from tiktoken's O(n^2) scan's comfort zone to past 2**16 symbols.
@@ -578,7 +671,10 @@ def piece_texts(length):
     import random
 
     rng = random.Random(length)
-    return [("'x'", "x" * length), ("letters", "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(length)))]
+    return [
+        ("'x'", "x" * length),
+        ("letters", "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(length))),
+    ]
 
 
 def section_pieces(bench, peers):
@@ -607,8 +703,18 @@ def section_pieces(bench, peers):
                 def summarize(ids, calls=calls, length=length):
                     return {**_ids_facts(list(ids)), "calls": calls, "symbols": length}
 
-                bench.measure("pieces", library, corpus, "cl100k", "1 piece", length * calls, work, summarize,
-                              versus=None if library == "bytepair" else "bytepair", threads=1)
+                bench.measure(
+                    "pieces",
+                    library,
+                    corpus,
+                    "cl100k",
+                    "1 piece",
+                    length * calls,
+                    work,
+                    summarize,
+                    versus=None if library == "bytepair" else "bytepair",
+                    threads=1,
+                )
 
 
 # Loads of one vocabulary timed in one child; the fastest is the figure (the first also pays
@@ -635,24 +741,38 @@ def section_load(bench, peers):
         encoding = ENCODINGS[name]
         loaders = {"bytepair": lambda name=name, path=path: __import__("bytepair").load(name, path=path)}
         if "tiktoken" in peers:
+
             def tiktoken_load(name=name, path=path, encoding=encoding):
                 import tiktoken
                 from tiktoken.load import load_tiktoken_bpe
 
-                return tiktoken.Encoding(name, pat_str=adapters.pattern_regex(encoding.pattern),
-                                         mergeable_ranks=load_tiktoken_bpe(str(path)),
-                                         special_tokens=encoding.special_tokens)
+                return tiktoken.Encoding(
+                    name,
+                    pat_str=adapters.pattern_regex(encoding.pattern),
+                    mergeable_ranks=load_tiktoken_bpe(str(path)),
+                    special_tokens=encoding.special_tokens,
+                )
 
             loaders["tiktoken"] = tiktoken_load
         folder = None
         if "quicktok" in peers and encoding.pattern in adapters.QUICKTOK_SCANNERS:
             folder = tempfile.mkdtemp(prefix="bench-quicktok-")
-            adapters.write_quicktok_files(folder, adapters.read_tiktoken_file(path), encoding.pattern, encoding.special_tokens)
+            adapters.write_quicktok_files(
+                folder, adapters.read_tiktoken_file(path), encoding.pattern, encoding.special_tokens
+            )
             loaders["quicktok"] = lambda folder=folder: __import__("quicktok").Tokenizer("bench", folder)
         elif "quicktok" in peers:
-            bench.unavailable("load", "quicktok", f"{name}.tiktoken", name.replace("_base", ""), "load",
-                              path.stat().st_size, f"cannot load: no {encoding.pattern} scanner")
+            bench.unavailable(
+                "load",
+                "quicktok",
+                f"{name}.tiktoken",
+                name.replace("_base", ""),
+                "load",
+                path.stat().st_size,
+                f"cannot load: no {encoding.pattern} scanner",
+            )
         for library, loader in loaders.items():
+
             def work(loader=loader):
                 times = []
                 for _ in range(LOAD_RUNS):
@@ -663,11 +783,24 @@ def section_load(bench, peers):
 
             def summarize(result, library=library):
                 tokenizer, times = result
-                return {**_ids_facts(list(adapters.encode_one(library, tokenizer, LOAD_CHECK_TEXT))),
-                        "load_seconds": min(times), "load_runs": [round(t, 4) for t in times]}
+                return {
+                    **_ids_facts(list(adapters.encode_one(library, tokenizer, LOAD_CHECK_TEXT))),
+                    "load_seconds": min(times),
+                    "load_runs": [round(t, 4) for t in times],
+                }
 
-            bench.measure("load", library, f"{name}.tiktoken", name.replace("_base", ""), "load", path.stat().st_size,
-                          work, summarize, versus=None if library == "bytepair" else "bytepair", threads=1)
+            bench.measure(
+                "load",
+                library,
+                f"{name}.tiktoken",
+                name.replace("_base", ""),
+                "load",
+                path.stat().st_size,
+                work,
+                summarize,
+                versus=None if library == "bytepair" else "bytepair",
+                threads=1,
+            )
         if folder:
             import shutil
 
@@ -693,8 +826,20 @@ def section_pathological(bench, peers):
     for series, name, text in inputs:
         nbytes = len(text.encode("utf-8"))
         for label, entry in family[1].items():
-            encode_measure(bench, "pathological", family[0], label, entry, name, text, nbytes, "1 call", 1,
-                           timeout=bench.plan["pathological_timeout"], series=series)
+            encode_measure(
+                bench,
+                "pathological",
+                family[0],
+                label,
+                entry,
+                name,
+                text,
+                nbytes,
+                "1 call",
+                1,
+                timeout=bench.plan["pathological_timeout"],
+                series=series,
+            )
 
 
 def seed_pipeline(train_text, splits):
@@ -703,8 +848,9 @@ def seed_pipeline(train_text, splits):
     import bytepair
 
     started = time.perf_counter()
-    tokenizer = bytepair.train(train_text, mode="char", vocab_size=500, max_chars=500_000,
-                               base_text=list(splits.values()), progress=False)
+    tokenizer = bytepair.train(
+        train_text, mode="char", vocab_size=500, max_chars=500_000, base_text=list(splits.values()), progress=False
+    )
     trained = time.perf_counter()
     arrays = {name: tokenizer.encode_to_array(text) for name, text in splits.items()}
     encoded = time.perf_counter()
@@ -731,13 +877,27 @@ def section_seed(bench, peers):
     def summarize(result):
         tokenizer, arrays, train_seconds, encode_seconds = result
         round_trip = all(tokenizer.decode(arrays[n]) == splits[n] for n in splits)
-        return {"tokens": int(sum(a.size for a in arrays.values())), "train_seconds": train_seconds,
-                "encode_seconds": encode_seconds, "vocab_reached": tokenizer.vocab_size,
-                "round_trip": round_trip, "seed_program_seconds": bench.args.seed_seconds}
+        return {
+            "tokens": int(sum(a.size for a in arrays.values())),
+            "train_seconds": train_seconds,
+            "encode_seconds": encode_seconds,
+            "vocab_reached": tokenizer.vocab_size,
+            "round_trip": round_trip,
+            "seed_program_seconds": bench.args.seed_seconds,
+        }
 
     nbytes = sum(len(t.encode("utf-8")) for t in splits.values())
-    bench.measure("seed", "bytepair", "wikitext-2 (all splits)", 500, "char pipeline", nbytes,
-                  lambda: seed_pipeline(splits["train"], splits), summarize, versus=None)
+    bench.measure(
+        "seed",
+        "bytepair",
+        "wikitext-2 (all splits)",
+        500,
+        "char pipeline",
+        nbytes,
+        lambda: seed_pipeline(splits["train"], splits),
+        summarize,
+        versus=None,
+    )
 
 
 CHAR_VOCAB = 500
@@ -781,29 +941,53 @@ def section_char(bench, peers):
     corpus = "wikitext-train" + (f"[:{len(text):,}]" if len(text) < len(splits["train"]) else "")
     nbytes = len(text.encode("utf-8"))
     if bench.char_tokenizer is None:
-        bench.char_tokenizer = bytepair.train(text, mode="char", vocab_size=CHAR_VOCAB, max_chars=500_000,
-                                              base_text=list(splits.values()), progress=False)
+        bench.char_tokenizer = bytepair.train(
+            text, mode="char", vocab_size=CHAR_VOCAB, max_chars=500_000, base_text=list(splits.values()), progress=False
+        )
     tokenizer = bench.char_tokenizer
     one_piece = _engine.Encoder(**{**tokenizer.model.engine_spec(), "whole_piece": True}, pattern=None)
     facts = lambda ids: {**_ids_facts(ids), "characters": len(text)}  # noqa: E731
-    encoders = [("bytepair", "array", lambda: tokenizer.encode_to_array(text), "bytepair"),
-                ("bytepair", "list", lambda: tokenizer.encode(text), "bytepair"),
-                ("bytepair, one piece", "list", lambda: one_piece.encode_ordinary(text), "bytepair")]
+    encoders = [
+        ("bytepair", "array", lambda: tokenizer.encode_to_array(text), "bytepair"),
+        ("bytepair", "list", lambda: tokenizer.encode(text), "bytepair"),
+        ("bytepair, one piece", "list", lambda: one_piece.encode_ordinary(text), "bytepair"),
+    ]
     for library, mode, work, versus in encoders:
         bench.measure("char", library, corpus, CHAR_VOCAB, mode, nbytes, work, facts, versus=versus, threads=1)
     base = sorted(set(text))
     trainers = [
-        ("bytepair", lambda: list(bytepair.train(text, mode="char", vocab_size=CHAR_VOCAB, progress=False).model.merges)),
-        ("bytepair, chunk layout", lambda: _merges_of_records(_engine.train_merges(
-            [text], [1], mode="char", base_tokens=base, vocab_size=CHAR_VOCAB, min_frequency=2, layout="chunks"), base)),
+        (
+            "bytepair",
+            lambda: list(bytepair.train(text, mode="char", vocab_size=CHAR_VOCAB, progress=False).model.merges),
+        ),
+        (
+            "bytepair, chunk layout",
+            lambda: _merges_of_records(
+                _engine.train_merges(
+                    [text], [1], mode="char", base_tokens=base, vocab_size=CHAR_VOCAB, min_frequency=2, layout="chunks"
+                ),
+                base,
+            ),
+        ),
     ]
     for library, work in trainers:
         bench.measure("char", library, corpus, CHAR_VOCAB, "train", nbytes, work, _merges_summary)
 
 
 def _print_char(bench, rows):
-    header = ["library", "corpus", "vocab", "work", "MB", "seconds", "M chars/s", "peak MB", "peak / corpus",
-              "same output", "peer/ours"]
+    header = [
+        "library",
+        "corpus",
+        "vocab",
+        "work",
+        "MB",
+        "seconds",
+        "M chars/s",
+        "peak MB",
+        "peak / corpus",
+        "same output",
+        "peer/ours",
+    ]
     cells = []
     for row in rows:
         twin = _twin(bench, row)
@@ -813,8 +997,21 @@ def _print_char(bench, rows):
         peak = f"{row.peak_mb:,.1f}" if row.peak_mb is not None else "-"
         ratio = f"{row.peak_mb * MB / row.nbytes:.2f}×" if row.peak_mb is not None else "-"
         work = "train" if row.mode == "train" else f"encode, {row.mode}"
-        cells.append([row.library, row.corpus, str(row.vocab), work, f"{row.nbytes / MB:.2f}", seconds, rate, peak,
-                      ratio, _same_text(row, twin), _ratio_text(row, twin)])
+        cells.append(
+            [
+                row.library,
+                row.corpus,
+                str(row.vocab),
+                work,
+                f"{row.nbytes / MB:.2f}",
+                seconds,
+                rate,
+                peak,
+                ratio,
+                _same_text(row, twin),
+                _ratio_text(row, twin),
+            ]
+        )
     for line in format_table(header, cells):
         print(line)
 
@@ -822,7 +1019,9 @@ def _print_char(bench, rows):
 def section_scaling(bench, peers):
     """Training time against corpus size (at the largest vocabulary) and against vocabulary
     size (on the middle size), and encoding time against corpus size, on the mix."""
-    trainers = {k: v for k, v in _trainers(bench.args.pattern, peers).items() if k in ("bytepair", "rustbpe", "tokenizers")}
+    trainers = {
+        k: v for k, v in _trainers(bench.args.pattern, peers).items() if k in ("bytepair", "rustbpe", "tokenizers")
+    }
     try:
         mix = corpora.corpus("mix-100mb")
     except corpora.CorpusUnavailable as error:
@@ -843,7 +1042,19 @@ def section_scaling(bench, peers):
         for corpus in sizes:
             text = corpus.text
             for label, entry in chosen.items():
-                encode_measure(bench, "scaling", family[0], label, entry, corpus.name, text, corpus.nbytes, "1 call", 1, series="size")
+                encode_measure(
+                    bench,
+                    "scaling",
+                    family[0],
+                    label,
+                    entry,
+                    corpus.name,
+                    text,
+                    corpus.nbytes,
+                    "1 call",
+                    1,
+                    series="size",
+                )
 
 
 # -- printing -----------------------------------------------------------------------------------
@@ -895,19 +1106,63 @@ def _cells(bench, row):
     checks = [_same_text(row, twin), _ratio_text(row, twin)]
     if row.mode == "train":
         reached = str(row.facts.get("vocab_reached", "-"))
-        return [row.library, row.corpus, str(row.vocab), size, seconds, rate, peak, reached, _shared_text(row, twin), *checks]
+        return [
+            row.library,
+            row.corpus,
+            str(row.vocab),
+            size,
+            seconds,
+            rate,
+            peak,
+            reached,
+            _shared_text(row, twin),
+            *checks,
+        ]
     tokens_rate = f"{row.tokens / row.seconds:,.0f}" if row.seconds and row.tokens else "-"
     return [row.library, row.corpus, str(row.vocab), row.mode, size, seconds, rate, tokens_rate, peak, *checks]
 
 
-TRAIN_HEADER = ["library", "corpus", "vocab", "MB", "seconds", "MB/s", "peak MB", "vocab reached",
-                "tokens shared", "same merges", "peer/ours"]
-ENCODE_HEADER = ["library", "corpus", "vocabulary", "mode", "MB", "seconds", "MB/s", "tokens/s", "peak MB",
-                 "same ids", "peer/ours"]
+TRAIN_HEADER = [
+    "library",
+    "corpus",
+    "vocab",
+    "MB",
+    "seconds",
+    "MB/s",
+    "peak MB",
+    "vocab reached",
+    "tokens shared",
+    "same merges",
+    "peer/ours",
+]
+ENCODE_HEADER = [
+    "library",
+    "corpus",
+    "vocabulary",
+    "mode",
+    "MB",
+    "seconds",
+    "MB/s",
+    "tokens/s",
+    "peak MB",
+    "same ids",
+    "peer/ours",
+]
 
 
-DECODE_HEADER = ["library", "corpus", "vocabulary", "input", "ids", "calls", "seconds", "M ids/s", "µs per call",
-                 "same text", "peer/ours"]
+DECODE_HEADER = [
+    "library",
+    "corpus",
+    "vocabulary",
+    "input",
+    "ids",
+    "calls",
+    "seconds",
+    "M ids/s",
+    "µs per call",
+    "same text",
+    "peer/ours",
+]
 
 
 def _decode_cells(bench, row):
@@ -916,8 +1171,19 @@ def _decode_cells(bench, row):
     seconds = f"{row.seconds:.3f}" if row.seconds is not None else row.status
     rate = f"{row.tokens / row.seconds / 1e6:.1f}" if row.seconds and row.tokens else "-"
     per_call = f"{row.seconds / calls * 1e6:,.1f}" if row.seconds else "-"
-    return [row.library, row.corpus, str(row.vocab), row.mode, f"{row.tokens // calls:,}" if row.tokens else "-",
-            f"{calls:,}", seconds, rate, per_call, _same_text(row, twin), _ratio_text(row, twin)]
+    return [
+        row.library,
+        row.corpus,
+        str(row.vocab),
+        row.mode,
+        f"{row.tokens // calls:,}" if row.tokens else "-",
+        f"{calls:,}",
+        seconds,
+        rate,
+        per_call,
+        _same_text(row, twin),
+        _ratio_text(row, twin),
+    ]
 
 
 PIECES_HEADER = ["library", "piece", "calls", "seconds", "ns per character", "same ids", "peer/ours"]
@@ -941,8 +1207,15 @@ def _load_cells(bench, row):
     if twin is not None and best and twin.facts.get("load_seconds"):
         ratio = f"{best / twin.facts['load_seconds']:.2f}×"
     runs = ", ".join(f"{t:.3f}" for t in row.facts.get("load_runs", []))
-    return [row.library, row.corpus, f"{row.nbytes / MB:.2f}", f"{best:.3f}" if best else row.status, runs or "-",
-            _same_text(row, twin), ratio]
+    return [
+        row.library,
+        row.corpus,
+        f"{row.nbytes / MB:.2f}",
+        f"{best:.3f}" if best else row.status,
+        runs or "-",
+        _same_text(row, twin),
+        ratio,
+    ]
 
 
 def print_section(bench, section):
@@ -984,13 +1257,17 @@ def _print_seed(bench, rows):
             print(f"bytepair: {row.status}")
             continue
         facts = row.facts
-        print(f"bytepair, seed 000's pipeline on WikiText-2: train {facts['train_seconds']:.2f} s + encode all splits "
-              f"({row.nbytes / MB:.1f} MB) {facts['encode_seconds']:.2f} s = {row.seconds:.2f} s; vocab "
-              f"{facts['vocab_reached']}, {row.tokens:,} tokens, round trip {'ok' if facts['round_trip'] else 'FAILED'}, "
-              f"peak {row.peak_mb:,.0f} MB")
+        print(
+            f"bytepair, seed 000's pipeline on WikiText-2: train {facts['train_seconds']:.2f} s + encode all splits "
+            f"({row.nbytes / MB:.1f} MB) {facts['encode_seconds']:.2f} s = {row.seconds:.2f} s; vocab "
+            f"{facts['vocab_reached']}, {row.tokens:,} tokens, round trip {'ok' if facts['round_trip'] else 'FAILED'}, "
+            f"peak {row.peak_mb:,.0f} MB"
+        )
         if bench.args.seed_seconds:
-            print(f"seed 000's own program (measured separately): {bench.args.seed_seconds:,.0f} s, "
-                  f"{bench.args.seed_seconds / row.seconds:,.0f}× bytepair's time")
+            print(
+                f"seed 000's own program (measured separately): {bench.args.seed_seconds:,.0f} s, "
+                f"{bench.args.seed_seconds / row.seconds:,.0f}× bytepair's time"
+            )
         else:
             print("seed 000's own program: not given (pass --seed-seconds to compare)")
 
@@ -1014,7 +1291,9 @@ def growth_lines(rows):
             lines.append(f"  {library:<24} vocabulary ×{x1 / x0:.0f} -> time ×{t1 / t0:.2f}   on {fixed} ({detail})")
         else:
             detail = ", ".join(f"{x / MB:.2f} MB: {t / (x / MB):.3f} s/MB" for x, t in points)
-            lines.append(f"  {library:<24} {name:<15} {mode:<6} size ×{x1 / x0:.1f} -> time ×{t1 / t0:.1f}   ({detail})")
+            lines.append(
+                f"  {library:<24} {name:<15} {mode:<6} size ×{x1 / x0:.1f} -> time ×{t1 / t0:.1f}   ({detail})"
+            )
     return ["how time grows (linear: time grows as much as size):", *lines] if lines else []
 
 
@@ -1034,7 +1313,9 @@ def _met(condition):
 def _training_targets(bench):
     lines = []
     for section, corpus in (("train", "wikitext-train"), ("scaling", "mix[:100MB]")):
-        ours, rust, hf = (_find(bench, section, lib, corpus, 32768, "train") for lib in ("bytepair", "rustbpe", "tokenizers"))
+        ours, rust, hf = (
+            _find(bench, section, lib, corpus, 32768, "train") for lib in ("bytepair", "rustbpe", "tokenizers")
+        )
         if ours and rust:
             ratio = rust.seconds / ours.seconds
             line = f"training ≥2× faster than rustbpe at vocab 32,768 on {corpus}: {ratio:.2f}× ({_met(ratio >= 2)})"
@@ -1057,7 +1338,9 @@ def _encoding_targets(bench):
         one = _find(bench, "encode", "bytepair", corpus, "cl100k", "batch ×1")
         many = _find(bench, "encode", "bytepair", corpus, "cl100k", many_threads)
         if CORES > 1 and one and many:
-            lines.append(f"bytepair on {CORES} threads against 1, cl100k, {corpus}: {one.seconds / many.seconds:.2f}× faster (~{CORES}× wanted)")
+            lines.append(
+                f"bytepair on {CORES} threads against 1, cl100k, {corpus}: {one.seconds / many.seconds:.2f}× faster (~{CORES}× wanted)"
+            )
     return lines
 
 
@@ -1069,7 +1352,9 @@ def _decoding_targets(bench):
             if ours and ours.seconds:
                 ratio = row.seconds / ours.seconds
                 wanted = 1.0 if row.facts.get("calls", 1) > 1 or row.library == "quicktok" else 1.5
-                lines.append(f"decoding ≥{wanted:g}× {row.library}, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})")
+                lines.append(
+                    f"decoding ≥{wanted:g}× {row.library}, {row.vocab}, {row.mode}: {ratio:.2f}× ({_met(ratio >= wanted)})"
+                )
     return lines
 
 
@@ -1079,8 +1364,14 @@ def _piece_targets(bench):
         if row.section == "pieces" and row.library == "bytepair" and row.seconds:
             per_char = row.seconds / row.nbytes * 1e9
             line = f"one piece, cl100k, {row.corpus}: {per_char:.1f} ns per character (≤ 40 wanted: {_met(per_char <= 40)})"
-            tiktoken = next((r for r in bench.rows if r.section == "pieces" and r.library == "tiktoken"
-                             and r.key() == row.key() and r.seconds), None)
+            tiktoken = next(
+                (
+                    r
+                    for r in bench.rows
+                    if r.section == "pieces" and r.library == "tiktoken" and r.key() == row.key() and r.seconds
+                ),
+                None,
+            )
             if tiktoken:
                 ratio = tiktoken.seconds / row.seconds
                 line += f"; {ratio:.2f}× tiktoken (≥ 4 wanted: {_met(ratio >= 4)})"
@@ -1095,20 +1386,28 @@ def _load_targets(bench):
             ours = _twin(bench, row)
             if ours and ours.facts.get("load_seconds"):
                 ratio = row.facts["load_seconds"] / ours.facts["load_seconds"]
-                lines.append(f"load {row.corpus} ≤ tiktoken's time: {ours.facts['load_seconds']:.3f} s vs "
-                             f"{row.facts['load_seconds']:.3f} s, {ratio:.2f}× ({_met(ratio >= 1)})")
+                lines.append(
+                    f"load {row.corpus} ≤ tiktoken's time: {ours.facts['load_seconds']:.3f} s vs "
+                    f"{row.facts['load_seconds']:.3f} s, {ratio:.2f}× ({_met(ratio >= 1)})"
+                )
     return lines
 
 
 def _linearity_targets(bench):
     lines = []
     for kind in ("'x' run", "random latin-1"):
-        rows = [r for r in bench.rows if r.section == "pathological" and r.library == "bytepair" and kind in r.series and r.seconds]
+        rows = [
+            r
+            for r in bench.rows
+            if r.section == "pathological" and r.library == "bytepair" and kind in r.series and r.seconds
+        ]
         points = sorted((r.nbytes, r.seconds) for r in rows)
         if len(points) >= 2:
             size, grown = points[-1][0] / points[0][0], points[-1][1] / points[0][1]
             # "linear" allows 1.5× the size's growth: noise, and caches that a bigger input overflows
-            lines.append(f"pathological input grows linearly, bytepair, {kind}: size ×{size:.1f} -> time ×{grown:.1f} ({_met(grown <= 1.5 * size)})")
+            lines.append(
+                f"pathological input grows linearly, bytepair, {kind}: size ×{size:.1f} -> time ×{grown:.1f} ({_met(grown <= 1.5 * size)})"
+            )
     return lines
 
 
@@ -1119,19 +1418,30 @@ def _char_targets(bench):
             continue
         if row.mode == "train":
             ratio = row.peak_mb * MB / row.nbytes
-            lines.append(f"char mode without a pattern, training peak memory ≤ 4× the corpus: {ratio:.2f}× ({_met(ratio <= 4)})")
+            lines.append(
+                f"char mode without a pattern, training peak memory ≤ 4× the corpus: {ratio:.2f}× ({_met(ratio <= 4)})"
+            )
         else:
             rate = row.facts["characters"] / row.seconds / 1e6
-            lines.append(f"char mode without a pattern, encode {row.corpus} into a {row.mode} ≥ 40 M characters/s: "
-                         f"{rate:.1f} ({_met(rate >= 40)})")
+            lines.append(
+                f"char mode without a pattern, encode {row.corpus} into a {row.mode} ≥ 40 M characters/s: "
+                f"{rate:.1f} ({_met(rate >= 40)})"
+            )
     return lines
 
 
 def targets(bench):
     """The project's performance targets, each with this run's figure (absent when the run did
     not measure it)."""
-    return (_training_targets(bench) + _encoding_targets(bench) + _decoding_targets(bench) + _piece_targets(bench)
-            + _load_targets(bench) + _linearity_targets(bench) + _char_targets(bench))
+    return (
+        _training_targets(bench)
+        + _encoding_targets(bench)
+        + _decoding_targets(bench)
+        + _piece_targets(bench)
+        + _load_targets(bench)
+        + _linearity_targets(bench)
+        + _char_targets(bench)
+    )
 
 
 # -- the command line -------------------------------------------------------------------------
@@ -1167,23 +1477,65 @@ def warm_up(pattern, peers):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS), metavar="SECTION",
-                        help=f"sections to run (default: all): {', '.join(SECTIONS)}")
-    parser.add_argument("--corpus", nargs="+", choices=corpora.NAMES, default=None, metavar="NAME",
-                        help=f"corpora for train and encode (default: per section); one of {', '.join(corpora.NAMES)}")
-    parser.add_argument("--vocab", nargs="+", type=int, default=None, help="vocabulary sizes (default 512 8192 32768; --quick 512 2048)")
-    parser.add_argument("--published", nargs="+", choices=("r50k_base", "cl100k_base", "o200k_base"),
-                        default=["cl100k_base"], metavar="NAME",
-                        help="published vocabularies to encode with (default: cl100k_base; also r50k_base, o200k_base)")
-    parser.add_argument("--pattern", choices=("cl100k", "gpt2"), default="cl100k", help="pre-tokenization for training (default: cl100k)")
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=SECTIONS,
+        default=list(SECTIONS),
+        metavar="SECTION",
+        help=f"sections to run (default: all): {', '.join(SECTIONS)}",
+    )
+    parser.add_argument(
+        "--corpus",
+        nargs="+",
+        choices=corpora.NAMES,
+        default=None,
+        metavar="NAME",
+        help=f"corpora for train and encode (default: per section); one of {', '.join(corpora.NAMES)}",
+    )
+    parser.add_argument(
+        "--vocab", nargs="+", type=int, default=None, help="vocabulary sizes (default 512 8192 32768; --quick 512 2048)"
+    )
+    parser.add_argument(
+        "--published",
+        nargs="+",
+        choices=("r50k_base", "cl100k_base", "o200k_base"),
+        default=["cl100k_base"],
+        metavar="NAME",
+        help="published vocabularies to encode with (default: cl100k_base; also r50k_base, o200k_base)",
+    )
+    parser.add_argument(
+        "--pattern",
+        choices=("cl100k", "gpt2"),
+        default="cl100k",
+        help="pre-tokenization for training (default: cl100k)",
+    )
     parser.add_argument("--quick", action="store_true", help="small slices of each corpus; about a minute")
-    parser.add_argument("--json", nargs="?", const="-", default=None, metavar="PATH",
-                        help="also write every measurement as JSON to PATH ('-': to stdout, instead of the tables)")
-    parser.add_argument("--seed-seconds", type=float, default=SEED_PROGRAM_SECONDS,
-                        help="seed 000's own time on its pipeline in seconds, measured separately, to compare with")
-    parser.add_argument("--scaling-sizes", nargs="+", type=float, default=None, metavar="MB",
-                        help="corpus sizes for the scaling section (default 1 10 100; --quick 0.1 0.3 1)")
-    parser.add_argument("--timeout", type=float, default=None, help="seconds before a measurement is stopped (default 300; --quick 60)")
+    parser.add_argument(
+        "--json",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PATH",
+        help="also write every measurement as JSON to PATH ('-': to stdout, instead of the tables)",
+    )
+    parser.add_argument(
+        "--seed-seconds",
+        type=float,
+        default=SEED_PROGRAM_SECONDS,
+        help="seed 000's own time on its pipeline in seconds, measured separately, to compare with",
+    )
+    parser.add_argument(
+        "--scaling-sizes",
+        nargs="+",
+        type=float,
+        default=None,
+        metavar="MB",
+        help="corpus sizes for the scaling section (default 1 10 100; --quick 0.1 0.3 1)",
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=None, help="seconds before a measurement is stopped (default 300; --quick 60)"
+    )
     return parser.parse_args(argv)
 
 
@@ -1212,7 +1564,9 @@ def main(argv=None):
     if tables:
         print("bytepair benchmarks: " + ", ".join(f"{k} {v}" for k, v in env.items()))
         print("ratio = peer time / bytepair time in this run (above 1: bytepair is faster); peak MB = growth of the")
-        print("child's resident-set high-water mark during the call; tie-breaking differs between trainers, so merges differ")
+        print(
+            "child's resident-set high-water mark during the call; tie-breaking differs between trainers, so merges differ"
+        )
     bench = Bench(args, plan)
     warm_up(args.pattern, peers)
     started = time.perf_counter()
@@ -1233,8 +1587,17 @@ def main(argv=None):
     if args.json:
         used = sorted({r.corpus for r in bench.rows})
         hashes = {name: corpora.corpus(name).sha256 for name in corpora._cache if name != "mix"}
-        write_json(args.json, {"environment": env, "plan": plan, "corpora_sha256": hashes, "corpora_used": used,
-                               "results": [r.public() for r in bench.rows], "targets": goals})
+        write_json(
+            args.json,
+            {
+                "environment": env,
+                "plan": plan,
+                "corpora_sha256": hashes,
+                "corpora_used": used,
+                "results": [r.public() for r in bench.rows],
+                "targets": goals,
+            },
+        )
     return 0
 
 

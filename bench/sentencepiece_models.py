@@ -45,7 +45,9 @@ def main(argv=None):
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = parser.parse_args(argv)
     folder = corpora.data_dir() / "vocab" / "mistral"
-    print(f"| model | corpus | MB | 1 call: bytepair s | sentencepiece s | ratio | batch ×{args.threads}: bytepair s | sentencepiece s | ratio |")
+    print(
+        f"| model | corpus | MB | 1 call: bytepair s | sentencepiece s | ratio | batch ×{args.threads}: bytepair s | sentencepiece s | ratio |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for model_name in MODELS:
         path = folder / model_name
@@ -55,12 +57,17 @@ def main(argv=None):
         start = time.perf_counter()
         theirs = sentencepiece.SentencePieceProcessor(model_file=str(path))
         load_theirs = time.perf_counter() - start
-        print(f"<!-- {model_name}: load bytepair {load_ours:.2f} s, sentencepiece {load_theirs:.3f} s -->", file=sys.stderr)
+        print(
+            f"<!-- {model_name}: load bytepair {load_ours:.2f} s, sentencepiece {load_theirs:.3f} s -->",
+            file=sys.stderr,
+        )
         for name in args.corpus:
             corpus = corpora.corpus(name)
             text, documents = corpus.text, corpus.documents
             assert ours.encode_ordinary(text) == theirs.encode(text), f"{model_name} / {name}: ids differ"
-            assert ours.encode_batch(documents, num_threads=args.threads) == theirs.encode(documents), f"{model_name} / {name}: batch ids differ"
+            assert ours.encode_batch(documents, num_threads=args.threads) == theirs.encode(documents), (
+                f"{model_name} / {name}: batch ids differ"
+            )
             one_ours = best_of(ours.encode_ordinary, text)
             one_theirs = best_of(theirs.encode, text)
             batch_ours = best_of(ours.encode_batch, documents, num_threads=args.threads)

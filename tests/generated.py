@@ -60,7 +60,7 @@ def wikitext_like(characters, seed=0):
             elif draw < 0.10:
                 tokens.append(f"{rng.choice(vocabulary)} @-@ {rng.choice(vocabulary)}")
             elif draw < 0.18:
-                tokens.append(rng.choice([",", ";", "(", ")", "'s", "\""]))
+                tokens.append(rng.choice([",", ";", "(", ")", "'s", '"']))
             else:
                 tokens.extend(rng.choices(vocabulary, weights))
         sentence = " ".join(tokens)
@@ -96,6 +96,6 @@ def code_point_texts(contexts, per_text=4096):
     points = assigned_code_points()
     out = []
     for start in range(0, len(points), per_text):
-        chunk = points[start:start + per_text]
+        chunk = points[start : start + per_text]
         out.append((chunk, "\n".join(context.format(chr(c)) for c in chunk for context in contexts)))
     return out

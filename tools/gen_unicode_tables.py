@@ -32,17 +32,26 @@ PINNED = {
 
 # The classes the named patterns use, as General_Category sets (bits as in scanner.hpp).
 CLASSES = {
-    "letter": {"Lu", "Ll", "Lt", "Lm", "Lo"},                    # \p{L}
-    "number": {"Nd", "Nl", "No"},                                # \p{N}
-    "upper": {"Lu", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"},         # o200k [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
-    "lower": {"Ll", "Lm", "Lo", "Mn", "Mc", "Me"},               # o200k [\p{Ll}\p{Lm}\p{Lo}\p{M}]
+    "letter": {"Lu", "Ll", "Lt", "Lm", "Lo"},  # \p{L}
+    "number": {"Nd", "Nl", "No"},  # \p{N}
+    "upper": {"Lu", "Lt", "Lm", "Lo", "Mn", "Mc", "Me"},  # o200k [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]
+    "lower": {"Ll", "Lm", "Lo", "Mn", "Mc", "Me"},  # o200k [\p{Ll}\p{Lm}\p{Lo}\p{M}]
 }
 
 # PropList.txt White_Space (\s in Rust regex, Oniguruma and `regex`): the same 25 code points
 # since Unicode 6.3 removed U+180E.
-WHITE_SPACE = [(0x09, 0x0D), (0x20, 0x20), (0x85, 0x85), (0xA0, 0xA0), (0x1680, 0x1680),
-               (0x2000, 0x200A), (0x2028, 0x2029), (0x202F, 0x202F), (0x205F, 0x205F),
-               (0x3000, 0x3000)]
+WHITE_SPACE = [
+    (0x09, 0x0D),
+    (0x20, 0x20),
+    (0x85, 0x85),
+    (0xA0, 0xA0),
+    (0x1680, 0x1680),
+    (0x2000, 0x200A),
+    (0x2028, 0x2029),
+    (0x202F, 0x202F),
+    (0x205F, 0x205F),
+    (0x3000, 0x3000),
+]
 
 # CaseFolding.txt, simple (C + S) folds of non-ASCII code points onto the contraction letters
 # s d m t l v e r: only LATIN SMALL LETTER LONG S (U+212A KELVIN SIGN folds to k, U+212B to å).
@@ -57,8 +66,10 @@ def category_table(archive: Path):
         source = tar.extractfile(member).read().decode("ascii")
     version = re.search(r'#define UNIDATA_VERSION "([0-9.]+)"', source).group(1)
     if PINNED.get(version) != digest:
-        sys.exit(f"{archive}: SHA-256 {digest} is not the pinned one for unicodedata2 {version} "
-                 f"({PINNED.get(version)}); download unicodedata2=={version} from PyPI")
+        sys.exit(
+            f"{archive}: SHA-256 {digest} is not the pinned one for unicodedata2 {version} "
+            f"({PINNED.get(version)}); download unicodedata2=={version} from PyPI"
+        )
 
     def array(name):
         body = re.search(name + r"\[\] = \{(.*?)\};", source, re.S).group(1)
@@ -91,7 +102,7 @@ def ranges(members):
 
 def emit(name, spans):
     cells = [f"{{0x{a:X}, 0x{b:X}}}" for a, b in spans]
-    lines = [", ".join(cells[i:i + 6]) for i in range(0, len(cells), 6)]
+    lines = [", ".join(cells[i : i + 6]) for i in range(0, len(cells), 6)]
     body = ",\n    ".join(lines)
     return f"inline constexpr CodeRange {name}[] = {{\n    {body}\n}};\n"
 

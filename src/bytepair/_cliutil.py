@@ -37,14 +37,29 @@ def read_text(path) -> str:
 def add_training_options(parser: argparse.ArgumentParser) -> None:
     """The flags of ``bytepair.train``; shared by ``bytepair train``, ``prepare`` and ``sweep``."""
     parser.add_argument("--mode", choices=("char", "byte"), default="char", help="character- or byte-level BPE")
-    parser.add_argument("--vocab-size", type=int, default=500, help="distinct tokens to reach (special tokens not counted)")
+    parser.add_argument(
+        "--vocab-size", type=int, default=500, help="distinct tokens to reach (special tokens not counted)"
+    )
     parser.add_argument("--min-frequency", type=int, default=2, help="stop when the best pair occurs fewer times")
     parser.add_argument("--max-chars", type=int, default=None, help="train on the first N characters only")
-    parser.add_argument("--pattern", default=None, help="pre-tokenization: gpt2, cl100k, gpt4, o200k, llama3, or a regex")
+    parser.add_argument(
+        "--pattern", default=None, help="pre-tokenization: gpt2, cl100k, gpt4, o200k, llama3, or a regex"
+    )
     parser.add_argument("--normalization", choices=("NFC", "NFKC"), default=None, help="Unicode normalization")
-    parser.add_argument("--special", action="append", default=None, metavar="TOKEN", help="a special token (ids after the learned vocabulary); repeat the flag for more")
+    parser.add_argument(
+        "--special",
+        action="append",
+        default=None,
+        metavar="TOKEN",
+        help="a special token (ids after the learned vocabulary); repeat the flag for more",
+    )
     parser.add_argument("--byte-fallback", action="store_true", help="char mode: unknown characters become byte tokens")
-    parser.add_argument("--num-threads", type=int, default=None, help="threads for counting (and for encoding in prepare/sweep); default: one per core")
+    parser.add_argument(
+        "--num-threads",
+        type=int,
+        default=None,
+        help="threads for counting (and for encoding in prepare/sweep); default: one per core",
+    )
     parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
@@ -77,7 +92,9 @@ def check_output_file(path):
     """Refuse an output path that cannot be written, before the work that would fill it."""
     path = Path(path)
     if path.is_dir():
-        raise UsageError(f"-o {str(path)!r} is a folder; give a file name, e.g. {str(path / 'tokenizer.bytepair.json')!r}")
+        raise UsageError(
+            f"-o {str(path)!r} is a folder; give a file name, e.g. {str(path / 'tokenizer.bytepair.json')!r}"
+        )
     parent = path.parent if str(path.parent) else Path(".")
     existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
     if not existing.is_dir():

@@ -188,7 +188,9 @@ def download(
             try:
                 _copy(url, file, digest, limit, deadline, progress)
             except urllib.error.HTTPError as error:
-                raise DownloadError(f"could not download {url} (HTTP {error.code} {error.reason}){offline_hint}") from None
+                raise DownloadError(
+                    f"could not download {url} (HTTP {error.code} {error.reason}){offline_hint}"
+                ) from None
             except (urllib.error.URLError, OSError, ValueError) as error:
                 if isinstance(error, DownloadError):
                     raise
@@ -224,7 +226,9 @@ def _copy(url, file, digest, limit, deadline, progress):
                 if received > limit:
                     raise DownloadError(f"{url} sends more than the {limit:,} bytes expected; the download was stopped")
                 if time.monotonic() > stop_at:
-                    raise DownloadError(f"{url} did not finish within {deadline:g} s ({received:,} bytes received); try again later")
+                    raise DownloadError(
+                        f"{url} did not finish within {deadline:g} s ({received:,} bytes received); try again later"
+                    )
                 digest.update(block)
                 file.write(block)
                 if bar:
@@ -258,7 +262,9 @@ def read_text(path: str | os.PathLike, *, error: type[Exception] = ValueError) -
         return data.decode("utf-8")
     except UnicodeDecodeError as bad:
         line = data[: bad.start].count(b"\n") + 1
-        raise error(f"{path}: not UTF-8 text (byte {bad.start}, line {line}: {data[bad.start:bad.start + 1]!r})") from None
+        raise error(
+            f"{path}: not UTF-8 text (byte {bad.start}, line {line}: {data[bad.start : bad.start + 1]!r})"
+        ) from None
 
 
 # -- reading files that may come from anywhere ---------------------------------------------
@@ -293,9 +299,7 @@ def read_limited(path, limit, error, what="file"):
     except OSError as problem:
         raise error(f"{path}: cannot read it ({problem.strerror or problem})") from None
     if limit is not None and len(data) > limit:
-        raise error(
-            f"{path}: larger than {limit >> 20} MiB, which no {what} is; check the path"
-        )
+        raise error(f"{path}: larger than {limit >> 20} MiB, which no {what} is; check the path")
     return data
 
 
@@ -305,9 +309,7 @@ def read_tokenizer_text(path, error, what="tokenizer file"):
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as problem:
-        raise error(
-            f"{path}: not a {what} (not UTF-8 text: {problem.reason} at byte {problem.start})"
-        ) from None
+        raise error(f"{path}: not a {what} (not UTF-8 text: {problem.reason} at byte {problem.start})") from None
 
 
 def parse_json(text, where, error):
@@ -325,4 +327,3 @@ def parse_json(text, where, error):
 
 def _first_sentence(problem):
     return str(problem).split(";")[0]
-

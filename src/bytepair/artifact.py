@@ -42,8 +42,19 @@ from .patterns import resolve_pattern
 
 FORMAT_VERSION = 1
 TYPES = {"char": "character_bpe", "byte": "byte_bpe"}
-KNOWN_FIELDS = {"type", "version", "base_tokens", "merges", "mode", "pattern", "normalization",
-                "special_tokens", "byte_fallback", "vocab_size", "fingerprint"}
+KNOWN_FIELDS = {
+    "type",
+    "version",
+    "base_tokens",
+    "merges",
+    "mode",
+    "pattern",
+    "normalization",
+    "special_tokens",
+    "byte_fallback",
+    "vocab_size",
+    "fingerprint",
+}
 
 # The default name of the artifact file: it says whose file it is (HF owns "tokenizer.json").
 ARTIFACT_NAME = "tokenizer.bytepair.json"
@@ -129,7 +140,9 @@ def from_dict(data: Any, where: str = "tokenizer") -> ArtifactContent:
         )
     version = data.get("version", FORMAT_VERSION)
     if version != FORMAT_VERSION:
-        raise ArtifactError(f"{where}: artifact version {version!r} is not supported (this bytepair reads version {FORMAT_VERSION})")
+        raise ArtifactError(
+            f"{where}: artifact version {version!r} is not supported (this bytepair reads version {FORMAT_VERSION})"
+        )
     unknown = sorted(set(data) - KNOWN_FIELDS)
     if unknown:
         raise ArtifactError(f"{where}: unknown field(s) {unknown!r}; was the file written by a newer bytepair?")
@@ -194,6 +207,8 @@ def _read_merges(merges, mode, where):
             try:
                 pair = [readable_to_bytes(p) for p in pair]
             except ValueError as error:
-                raise ArtifactError(f"{where}: merge {index}: {error}; the file was edited or is not a byte_bpe artifact") from None
+                raise ArtifactError(
+                    f"{where}: merge {index}: {error}; the file was edited or is not a byte_bpe artifact"
+                ) from None
         result.append(tuple(pair))
     return result

@@ -152,9 +152,7 @@ def render_chat(
     NOTE: ``"chatml"`` inserts content verbatim; ``"llama3"`` strips whitespace around each
     content, as the Llama 3 template on the Hugging Face Hub (and Meta's reference code) does.
     """
-    source, clean, context = _prepared(
-        messages, template, allow_special_in_content, special_tokens, variables
-    )
+    source, clean, context = _prepared(messages, template, allow_special_in_content, special_tokens, variables)
     return _render(source, clean, bool(add_generation_prompt), context)
 
 
@@ -220,7 +218,9 @@ def apply_chat_template(
         raise ChatTemplateError("return_assistant_tokens_mask=True needs return_dict=True and tokenize=True")
     if chat_template is not None:
         if template is not None:
-            raise ChatTemplateError("give the template once: template= or chat_template= (transformers' name), not both")
+            raise ChatTemplateError(
+                "give the template once: template= or chat_template= (transformers' name), not both"
+            )
         template = chat_template
     if template is None:
         template = getattr(tokenizer, "chat_template", None) or "chatml"
@@ -283,7 +283,11 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     batch = {"input_ids": [], "attention_mask": [], "labels": []}
     for index, messages in enumerate(conversations):
         encoded = apply_chat_template(
-            tokenizer, messages, template=template, return_dict=True, return_assistant_tokens_mask=True,
+            tokenizer,
+            messages,
+            template=template,
+            return_dict=True,
+            return_assistant_tokens_mask=True,
             **template_variables,
         )
         ids, mask = encoded["input_ids"], encoded["assistant_masks"]
@@ -338,7 +342,9 @@ def _check_variables_used(source, variables):
     if not variables:
         return
     used = _variables_read(source)
-    unused = sorted(name for name, value in variables.items() if name not in used and not _is_token_variable(name, value))
+    unused = sorted(
+        name for name, value in variables.items() if name not in used and not _is_token_variable(name, value)
+    )
     if unused:
         reads = ", ".join(sorted(used - {"messages", "add_generation_prompt"})) or "no other variables"
         raise ChatTemplateError(
@@ -376,9 +382,7 @@ def _check_builtin_name(name):
 def _resolve_template(template):
     """(Jinja source, is_builtin) for a built-in name or a Jinja source string."""
     if not isinstance(template, str):
-        raise ChatTemplateError(
-            f"template must be a built-in name or a Jinja source string, not {template!r}"
-        )
+        raise ChatTemplateError(f"template must be a built-in name or a Jinja source string, not {template!r}")
     if template in BUILTIN_TEMPLATES:
         return BUILTIN_TEMPLATES[template], True
     # A string with no Jinja markup cannot render messages, so it is taken as a misspelled name.
@@ -390,17 +394,13 @@ def _resolve_template(template):
 def _validated_messages(messages, is_builtin):
     """Plain-dict copies of the messages, after checking their shape; raises ChatTemplateError."""
     if not isinstance(messages, (list, tuple)):
-        raise ChatTemplateError(
-            f"messages must be a list of dicts with 'role' and 'content', not {messages!r}"
-        )
+        raise ChatTemplateError(f"messages must be a list of dicts with 'role' and 'content', not {messages!r}")
     return [_validated_message(index, message, is_builtin) for index, message in enumerate(messages)]
 
 
 def _validated_message(index, message, is_builtin):
     if not isinstance(message, Mapping):
-        raise ChatTemplateError(
-            f"message {index} must be a dict with 'role' and 'content', not {message!r}"
-        )
+        raise ChatTemplateError(f"message {index} must be a dict with 'role' and 'content', not {message!r}")
     if "role" not in message:
         raise ChatTemplateError(f"message {index} has no 'role': {dict(message)!r}; add one")
     role = message["role"]
@@ -417,8 +417,7 @@ def _validated_message(index, message, is_builtin):
     content = message["content"]
     if not isinstance(content, str):
         raise ChatTemplateError(
-            f"message {index} has content {content!r} of type {type(content).__name__}; "
-            "content must be a string"
+            f"message {index} has content {content!r} of type {type(content).__name__}; content must be a string"
         )
     return dict(message)
 
@@ -483,9 +482,7 @@ def _raise_exception(message):
 def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
     # Jinja's own tojson escapes <, > and & for HTML, which would change the model's input.
     value, holds_callers = _unmarked_json(value)
-    text = json.dumps(
-        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
-    )
+    text = json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
     marks = _MARKS.get()
     # The JSON of caller data is the caller's text as a whole, quotes and braces included.
     return _wrap(text, marks) if holds_callers and marks else text
@@ -546,8 +543,21 @@ class _GenerationBlock(jinja2.ext.Extension):
 
 # Jinja's filters that take a string and give a string; on a caller's string they run on its
 # plain text and give a caller's string back (``title`` would see the marker as the first letter).
-_TEXT_FILTERS = ("capitalize", "center", "indent", "lower", "replace", "reverse", "striptags",
-                 "title", "trim", "truncate", "upper", "wordcount", "wordwrap")
+_TEXT_FILTERS = (
+    "capitalize",
+    "center",
+    "indent",
+    "lower",
+    "replace",
+    "reverse",
+    "striptags",
+    "title",
+    "trim",
+    "truncate",
+    "upper",
+    "wordcount",
+    "wordwrap",
+)
 
 
 def _on_plain_text(jinja_filter):
@@ -600,9 +610,7 @@ def _compiled(source):
 def _render(source, messages, add_generation_prompt, context):
     template = _compiled(source)
     try:
-        return template.render(
-            **context, messages=messages, add_generation_prompt=add_generation_prompt
-        )
+        return template.render(**context, messages=messages, add_generation_prompt=add_generation_prompt)
     except jinja2.TemplateError as error:
         # raise_exception(...) and undefined names land here: the template rejected the input.
         raise ChatTemplateError(f"chat template failed to render: {error}") from None
@@ -733,13 +741,44 @@ def _plain_method(name):
     return method
 
 
-for _name in ("strip", "lstrip", "rstrip", "lower", "upper", "capitalize", "title", "swapcase",
-              "casefold", "center", "ljust", "rjust", "zfill", "expandtabs", "removeprefix",
-              "removesuffix"):
+for _name in (
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "capitalize",
+    "title",
+    "swapcase",
+    "casefold",
+    "center",
+    "ljust",
+    "rjust",
+    "zfill",
+    "expandtabs",
+    "removeprefix",
+    "removesuffix",
+):
     setattr(_Data, _name, _text_method(_name))
-for _name in ("find", "rfind", "index", "rindex", "count", "isalnum", "isalpha", "isascii",
-              "isdecimal", "isdigit", "isidentifier", "islower", "isnumeric", "isprintable",
-              "isspace", "istitle", "isupper"):
+for _name in (
+    "find",
+    "rfind",
+    "index",
+    "rindex",
+    "count",
+    "isalnum",
+    "isalpha",
+    "isascii",
+    "isdecimal",
+    "isdigit",
+    "isidentifier",
+    "islower",
+    "isnumeric",
+    "isprintable",
+    "isspace",
+    "istitle",
+    "isupper",
+):
     setattr(_Data, _name, _plain_method(_name))
 
 

@@ -28,7 +28,13 @@ from .normalize import normalize
 from .report import longest_tokens
 
 # Subpackages that add their own commands with ``register(subparsers)``.
-COMMAND_MODULES = ("bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli", "bytepair.demo", "bytepair.view.cli")
+COMMAND_MODULES = (
+    "bytepair.datasets.cli",
+    "bytepair.formats.cli",
+    "bytepair.gpt.cli",
+    "bytepair.demo",
+    "bytepair.view.cli",
+)
 
 
 def main(argv=None):
@@ -94,20 +100,52 @@ def _add_missing(subparsers, module_name, error):
 
 
 def _add_train(subparsers):
-    parser = subparsers.add_parser("train", help="train a tokenizer on text, JSON Lines or Parquet files", formatter_class=HelpFormatter)
-    parser.add_argument("files", nargs="+", type=Path, metavar="INPUT",
-                        help="training documents, as in encode-corpus: .txt/.jsonl/.json/.parquet (optionally .gz/.zst), folders, "
-                             "globs, - for standard input; a file of any other name is UTF-8 text")
+    parser = subparsers.add_parser(
+        "train", help="train a tokenizer on text, JSON Lines or Parquet files", formatter_class=HelpFormatter
+    )
+    parser.add_argument(
+        "files",
+        nargs="+",
+        type=Path,
+        metavar="INPUT",
+        help="training documents, as in encode-corpus: .txt/.jsonl/.json/.parquet (optionally .gz/.zst), folders, "
+        "globs, - for standard input; a file of any other name is UTF-8 text",
+    )
     parser.add_argument("--text-field", default="text", help="JSON field / Parquet column holding the text")
-    parser.add_argument("--split-on", default=None, metavar="REGEX",
-                        help="cut text files into documents at this regex (e.g. '\\n\\s*\\n'); default: one document per file")
-    parser.add_argument("--skip-bad", action="store_true", help="skip documents that are not valid text instead of stopping")
+    parser.add_argument(
+        "--split-on",
+        default=None,
+        metavar="REGEX",
+        help="cut text files into documents at this regex (e.g. '\\n\\s*\\n'); default: one document per file",
+    )
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="skip documents that are not valid text instead of stopping"
+    )
     add_training_options(parser)
-    parser.add_argument("--base-text", nargs="+", type=Path, default=None, metavar="FILE", help="char mode: files whose characters join the base alphabet")
-    parser.add_argument("-o", "--output", type=Path, default=Path(ARTIFACT_NAME), help="where to write the tokenizer (bytepair's artifact; HF files: see save_pretrained)")
-    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                        help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here), "
-                             "one task per input file; put --ray after the INPUTs")
+    parser.add_argument(
+        "--base-text",
+        nargs="+",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="char mode: files whose characters join the base alphabet",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        default=Path(ARTIFACT_NAME),
+        help="where to write the tokenizer (bytepair's artifact; HF files: see save_pretrained)",
+    )
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="count on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here), "
+        "one task per input file; put --ray after the INPUTs",
+    )
     parser.set_defaults(run=_run_train)
 
 
@@ -150,10 +188,20 @@ def _run_train_ray(args):
         raise UsageError("--max-chars is not available with --ray: give the files to train on")
     options["threads_per_task"] = options.pop("num_threads") or 1
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
-    print("training on Ray " + ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress")), file=sys.stderr)
+    print(
+        "training on Ray " + ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress")),
+        file=sys.stderr,
+    )
     started = time.perf_counter()
-    tokenizer = train(sources, base_text=base_text, ray_address=args.ray, text_field=args.text_field,
-                      split_on=args.split_on, skip_bad=args.skip_bad, **options)
+    tokenizer = train(
+        sources,
+        base_text=base_text,
+        ray_address=args.ray,
+        text_field=args.text_field,
+        split_on=args.split_on,
+        skip_bad=args.skip_bad,
+        **options,
+    )
     elapsed = time.perf_counter() - started
     tokenizer.save(args.output)
     sample = _round_trip_sample(tokenizer, _first_document(sources, args))
@@ -181,7 +229,9 @@ def _training_documents(sources, args, first=None):
     from .datasets.documents import read_documents
 
     for source in sources:
-        for document in read_documents(source, text_field=args.text_field, split_on=args.split_on, skip_bad=args.skip_bad):
+        for document in read_documents(
+            source, text_field=args.text_field, split_on=args.split_on, skip_bad=args.skip_bad
+        ):
             if first is not None and not first:
                 first.append(document)
             yield document
@@ -208,7 +258,12 @@ def _add_tokenizer_option(parser, positional=False):
         parser.add_argument("tokenizer", help=what)
     else:
         parser.add_argument("-t", "--tokenizer", required=True, help=what)
-    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder or file holding a published vocabulary (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument(
+        "--vocab-dir",
+        type=Path,
+        default=None,
+        help="folder or file holding a published vocabulary (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
+    )
 
 
 def _load_tokenizer(args):
@@ -221,12 +276,32 @@ def _add_encode(subparsers):
     parser = subparsers.add_parser("encode", help="text to token ids", formatter_class=HelpFormatter)
     parser.add_argument("input", nargs="?", default="-", help="text file, or - for standard input")
     _add_tokenizer_option(parser)
-    parser.add_argument("--pieces", action="store_true", help="show each piece with its id (bytes that split a character escaped)")
-    parser.add_argument("--special", action="append", default=[], metavar="TOKEN", help="a special token to encode as such; repeat the flag for more")
-    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="'all', or comma-separated special tokens (prefer --special)")
-    parser.add_argument("--format", choices=("text", "json", "npy", "bin"), default=None, help="ids as text, a JSON list, a .npy array or raw .bin (default: from -o's suffix, else text)")
+    parser.add_argument(
+        "--pieces", action="store_true", help="show each piece with its id (bytes that split a character escaped)"
+    )
+    parser.add_argument(
+        "--special",
+        action="append",
+        default=[],
+        metavar="TOKEN",
+        help="a special token to encode as such; repeat the flag for more",
+    )
+    parser.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="'all', or comma-separated special tokens (prefer --special)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "npy", "bin"),
+        default=None,
+        help="ids as text, a JSON list, a .npy array or raw .bin (default: from -o's suffix, else text)",
+    )
     parser.add_argument("--json", action="store_true", help="same as --format json")
-    parser.add_argument("-o", "--output", type=Path, default=None, help="write the ids to this file instead of standard output")
+    parser.add_argument(
+        "-o", "--output", type=Path, default=None, help="write the ids to this file instead of standard output"
+    )
     parser.set_defaults(run=_run_encode)
 
 
@@ -292,10 +367,16 @@ def _piece(tokenizer, token_id):
 
 def _add_decode(subparsers):
     parser = subparsers.add_parser("decode", help="token ids to text", formatter_class=HelpFormatter)
-    parser.add_argument("input", nargs="*", help="token ids (e.g. 15339 1917), or a file of ids; default: ids from standard input")
+    parser.add_argument(
+        "input", nargs="*", help="token ids (e.g. 15339 1917), or a file of ids; default: ids from standard input"
+    )
     _add_tokenizer_option(parser)
-    parser.add_argument("--ids", default=None, help='the ids as one argument, e.g. --ids "15339 1917" or "[15339, 1917]"')
-    parser.add_argument("--errors", choices=("replace", "strict"), default="replace", help="what to do with invalid UTF-8")
+    parser.add_argument(
+        "--ids", default=None, help='the ids as one argument, e.g. --ids "15339 1917" or "[15339, 1917]"'
+    )
+    parser.add_argument(
+        "--errors", choices=("replace", "strict"), default="replace", help="what to do with invalid UTF-8"
+    )
     parser.set_defaults(run=_run_decode)
 
 
@@ -306,10 +387,12 @@ def _id_words(raw):
 def _decode_input(args):
     if args.ids is not None:
         return _id_words(args.ids)
-    if args.input and all(word.lstrip("-").isdigit() or "," in word or "[" in word or "]" in word for word in args.input):
+    if args.input and all(
+        word.lstrip("-").isdigit() or "," in word or "[" in word or "]" in word for word in args.input
+    ):
         return _id_words(" ".join(args.input))
     if len(args.input) > 1:
-        raise UsageError(f"decode takes ids or one file of ids, not {args.input!r}; pass ids as --ids \"1 2 3\"")
+        raise UsageError(f'decode takes ids or one file of ids, not {args.input!r}; pass ids as --ids "1 2 3"')
     return _id_words(read_text(args.input[0] if args.input else "-"))
 
 
@@ -325,7 +408,9 @@ def _run_decode(args):
     try:
         text = tokenizer.decode(ids, errors=args.errors)
     except UnicodeDecodeError as error:
-        raise UsageError(f"the ids do not decode to valid UTF-8 ({error.reason} at byte {error.start}); use --errors replace") from None
+        raise UsageError(
+            f"the ids do not decode to valid UTF-8 ({error.reason} at byte {error.start}); use --errors replace"
+        ) from None
     sys.stdout.write(text)
     return 0
 
@@ -352,12 +437,18 @@ def _run_inspect(args):
             kind = "special" if tokenizer.is_special(token_id) else ""
             print(f"{token_id}\t{raw.hex()}\t{tokenizer.token_string(token_id)!r}\t{kind}".rstrip())
         return 0
-    kind = ("character_bpe" if tokenizer.mode == "char" else "byte_bpe") if tokenizer.rule == "replay" else f"byte_bpe ({tokenizer.rule} ranks)"
+    kind = (
+        ("character_bpe" if tokenizer.mode == "char" else "byte_bpe")
+        if tokenizer.rule == "replay"
+        else f"byte_bpe ({tokenizer.rule} ranks)"
+    )
     print(f"type          {kind}")
     if tokenizer.name:
         print(f"name          {tokenizer.name}")
     print(f"vocab size    {tokenizer.vocab_size}")
-    print(f"merges        {len(tokenizer.merges) if tokenizer.rule == 'replay' else len(tokenizer.model.merge_pairs())}")
+    print(
+        f"merges        {len(tokenizer.merges) if tokenizer.rule == 'replay' else len(tokenizer.model.merge_pairs())}"
+    )
     print(f"pattern       {tokenizer.pattern_name or tokenizer.pattern}")
     print(f"normalization {tokenizer.normalization}")
     specials = tokenizer.special_tokens
@@ -380,7 +471,6 @@ def _run_inspect(args):
 
 def _show(value):
     return repr(value.decode("utf-8", errors="replace") if isinstance(value, bytes) else value)
-
 
 
 # -- bench ------------------------------------------------------------------------------------

@@ -25,7 +25,10 @@ def stdlib_docstrings():
     root = Path(sysconfig.get_paths()["stdlib"])
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root).as_posix()
-        if relative.startswith(("site-packages/", "test/", "idlelib/idle_test/", "lib2to3/tests/")) or "/tests/" in relative:
+        if (
+            relative.startswith(("site-packages/", "test/", "idlelib/idle_test/", "lib2to3/tests/"))
+            or "/tests/" in relative
+        ):
             continue
         try:
             tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -83,7 +86,9 @@ def run(args):
         max_chars=args.max_chars,
         base_text=[corpus[name] for name in SPLITS] if args.mode == "char" else None,
     )
-    print(f"trained {tokenizer.vocab_size} tokens on {min(args.max_chars, len(corpus['train'])):,} characters in {time.perf_counter() - started:.2f}s")
+    print(
+        f"trained {tokenizer.vocab_size} tokens on {min(args.max_chars, len(corpus['train'])):,} characters in {time.perf_counter() - started:.2f}s"
+    )
     path = args.output / ARTIFACT_NAME
     tokenizer.save(path)
     loaded = Tokenizer.load(path)

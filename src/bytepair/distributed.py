@@ -81,8 +81,12 @@ def connect(ray_address=None, *, num_cpus=None):
             # The workers of a Ray started here import the same bytepair as this process, installed or not.
             here = str(Path(__file__).resolve().parents[1])
             path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
-            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level="warning",
-                     runtime_env={"env_vars": {"PYTHONPATH": path}})
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                logging_level="warning",
+                runtime_env={"env_vars": {"PYTHONPATH": path}},
+            )
         else:
             ray.init(address=ray_address, logging_level="warning")
     return ray
@@ -140,11 +144,25 @@ def train(
     Example:
         >>> tok = train(["wiki/*.jsonl"], vocab_size=1000, mode="byte", pattern="cl100k")  # doctest: +SKIP
     """
-    check_options(mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-                  normalization=normalization, special_tokens=special_tokens, base_text=base_text,
-                  base_tokens=base_tokens, byte_fallback=byte_fallback, num_threads=threads_per_task)
-    counting = {"mode": mode, "pattern": pattern, "normalization": normalization,
-                "special_tokens": special_tokens, "num_threads": threads_per_task}
+    check_options(
+        mode=mode,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=special_tokens,
+        base_text=base_text,
+        base_tokens=base_tokens,
+        byte_fallback=byte_fallback,
+        num_threads=threads_per_task,
+    )
+    counting = {
+        "mode": mode,
+        "pattern": pattern,
+        "normalization": normalization,
+        "special_tokens": special_tokens,
+        "num_threads": threads_per_task,
+    }
     dataset = _is_dataset(inputs)
     if not dataset:
         sources = _shared_inputs(inputs)
@@ -162,9 +180,20 @@ def train(
         parts = [count.remote(None, source, read_options, counting) for source in _absolute(sources)]
     with _our_errors():
         counted = ray.get(merge_tree(parts, merge.remote)) if parts else PieceCounts([], [])
-    return learn(counted, mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-                 normalization=normalization, special_tokens=special_tokens, base_text=base_text,
-                 base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+    return learn(
+        counted,
+        mode=mode,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=special_tokens,
+        base_text=base_text,
+        base_tokens=base_tokens,
+        byte_fallback=byte_fallback,
+        verbose=verbose,
+        progress=progress,
+    )
 
 
 def merge_tree(parts, merge):
@@ -179,7 +208,7 @@ def merge_tree(parts, merge):
     parts = list(parts)
     while len(parts) > 1:
         paired = [merge(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
-        parts = paired + parts[len(parts) - len(parts) % 2:]
+        parts = paired + parts[len(parts) - len(parts) % 2 :]
     return parts[0]
 
 
@@ -197,7 +226,9 @@ def _column(table, field):
         if text is None:
             continue  # a missing value is no document, as an empty one
         if not isinstance(text, str):
-            raise TrainingError(f"dataset column {field!r} holds {type(text).__name__} in row {number} of a block, not text; choose the text column with text_field")
+            raise TrainingError(
+                f"dataset column {field!r} holds {type(text).__name__} in row {number} of a block, not text; choose the text column with text_field"
+            )
         yield text
 
 
@@ -214,7 +245,9 @@ def _shared_inputs(inputs):
     sources = find_inputs(inputs)
     check_readers(sources)
     if any(s.path == "-" for s in sources):
-        raise UsageError("standard input cannot be read by Ray workers; give files on a file system every node can read")
+        raise UsageError(
+            "standard input cannot be read by Ray workers; give files on a file system every node can read"
+        )
     return sources
 
 
@@ -266,7 +299,9 @@ def encode_corpus(
     sources = _shared_inputs(inputs)  # before Ray starts: a bad input fails at once
     if not isinstance(threads_per_worker, int) or isinstance(threads_per_worker, bool) or threads_per_worker < 1:
         raise UsageError(f"threads_per_worker must be a positive integer, not {threads_per_worker!r}")
-    if num_workers is not None and (not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1):
+    if num_workers is not None and (
+        not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1
+    ):
         raise UsageError(f"num_workers must be a positive integer, not {num_workers!r}")
     ray = connect(ray_address)
     if num_workers is None:
@@ -275,10 +310,25 @@ def encode_corpus(
     make = functools.partial(_RayPipeline, ray=ray, num_workers=num_workers)
     with _our_errors():
         return _corpus.run_encoding(
-            make, sources, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
-            allowed_special=allowed_special, val_fraction=val_fraction, val_documents=val_documents, seed=seed,
-            shard_tokens=shard_tokens, resume=resume, skip_bad=skip_bad, num_threads=threads_per_worker,
-            chunk_bytes=chunk_bytes, progress=progress, log=log,
+            make,
+            sources,
+            tokenizer,
+            out,
+            vocab_dir=vocab_dir,
+            text_field=text_field,
+            split_on=split_on,
+            eot=eot,
+            allowed_special=allowed_special,
+            val_fraction=val_fraction,
+            val_documents=val_documents,
+            seed=seed,
+            shard_tokens=shard_tokens,
+            resume=resume,
+            skip_bad=skip_bad,
+            num_threads=threads_per_worker,
+            chunk_bytes=chunk_bytes,
+            progress=progress,
+            log=log,
         )
 
 
@@ -302,11 +352,17 @@ class _RayPipeline(_corpus.PipelineBase):
         # (max_retries=-1) and its actors restarted with their batch resubmitted (max_restarts=-1,
         # max_task_retries=-1; ray/data/_internal/remote_fn.py, actor_pool_map_operator.py).
         chunks = inputs.map_batches(
-            _read_chunks, batch_size=1, batch_format="numpy", num_cpus=1,
+            _read_chunks,
+            batch_size=1,
+            batch_format="numpy",
+            num_cpus=1,
             fn_kwargs={"sources": sources, "read_options": self.read_options, "chunk_bytes": self.chunk_bytes},
         )
         return chunks.map_batches(
-            _Encoder, batch_size=None, batch_format="pyarrow", compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
+            _Encoder,
+            batch_size=None,
+            batch_format="pyarrow",
+            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
             fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads, self.dtype),
             num_cpus=self.threads,
         )
@@ -339,7 +395,13 @@ class _RayPipeline(_corpus.PipelineBase):
         splits, ends, keep = self.placement.place(len(lengths))
         if not keep.all():  # already in a shard kept from the interrupted run
             ids = ids[np.repeat(keep, lengths)]
-            lengths, characters, nbytes, splits, ends = lengths[keep], characters[keep], nbytes[keep], splits[keep], ends[keep]
+            lengths, characters, nbytes, splits, ends = (
+                lengths[keep],
+                characters[keep],
+                nbytes[keep],
+                splits[keep],
+                ends[keep],
+            )
         if len(lengths):
             _corpus.write_documents(self.writers, ids, lengths, splits, characters, nbytes, ends)
         self.encoded_documents += len(lengths)
@@ -356,9 +418,16 @@ def _read_chunks(batch, *, sources, read_options, chunk_bytes):
 
     def table(texts, sizes, stats=None):
         tail = [None] if stats is not None else []
-        notes = [None] * len(texts) + ([json.dumps({"empty": stats.empty, "skipped": stats.skipped})] if stats is not None else [])
-        return pa.table({"text": pa.array(texts + tail, pa.large_string()), "bytes": pa.array(sizes + tail, pa.int64()),
-                         "stats": pa.array(notes, pa.string())})
+        notes = [None] * len(texts) + (
+            [json.dumps({"empty": stats.empty, "skipped": stats.skipped})] if stats is not None else []
+        )
+        return pa.table(
+            {
+                "text": pa.array(texts + tail, pa.large_string()),
+                "bytes": pa.array(sizes + tail, pa.int64()),
+                "stats": pa.array(notes, pa.string()),
+            }
+        )
 
     for index in batch["input"]:
         stats = ReadStats()
@@ -395,9 +464,22 @@ class _Encoder:
                 for reason, count in read["skipped"].items():
                     notes["skipped"][reason] = notes["skipped"].get(reason, 0) + count
         _corpus.count_specials(self.finder, texts, notes["specials"])
-        ids, lengths = _corpus.encode_documents(self.tokenizer, texts, eot_id=self.eot_id, allowed_special=self.allowed,
-                                                num_threads=self.threads, dtype=self.dtype)
+        ids, lengths = _corpus.encode_documents(
+            self.tokenizer,
+            texts,
+            eot_id=self.eot_id,
+            allowed_special=self.allowed,
+            num_threads=self.threads,
+            dtype=self.dtype,
+        )
         characters = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-        row = {"ids": ids.tobytes(), "lengths": lengths.astype(np.int64).tobytes(), "characters": characters.tobytes(),
-               "bytes": nbytes.tobytes(), "notes": json.dumps(notes)}
-        return pa.table({k: pa.array([v], pa.large_binary() if isinstance(v, bytes) else pa.string()) for k, v in row.items()})
+        row = {
+            "ids": ids.tobytes(),
+            "lengths": lengths.astype(np.int64).tobytes(),
+            "characters": characters.tobytes(),
+            "bytes": nbytes.tobytes(),
+            "notes": json.dumps(notes),
+        }
+        return pa.table(
+            {k: pa.array([v], pa.large_binary() if isinstance(v, bytes) else pa.string()) for k, v in row.items()}
+        )

@@ -188,7 +188,9 @@ class DropInMixin:
         """``[encode_ordinary(t) for t in text]`` on threads (tiktoken)."""
         return self.encode_batch(text, num_threads=num_threads, disallowed_special=())
 
-    def decode_batch(self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int | None = None) -> list[str]:
+    def decode_batch(
+        self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int | None = None
+    ) -> list[str]:
         """``[decode(ids) for ids in batch]`` (tiktoken). ``num_threads`` is accepted for
         tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
         return [self.decode(ids, errors=errors) for ids in batch]
@@ -351,8 +353,7 @@ class DropInMixin:
         pad = self.pad_token_id
         if pad is None and any(len(ids) < width for ids in batch):
             raise SpecialTokenError(
-                "asked to pad, but the tokenizer has no pad_token; set one, e.g. "
-                "tok.pad_token = tok.eos_token"
+                "asked to pad, but the tokenizer has no pad_token; set one, e.g. tok.pad_token = tok.eos_token"
             )
         left = self.padding_side == "left"
         padded_ids, padded_masks = [], []

@@ -124,5 +124,11 @@ def _checked_array(ids):
 
 
 def _kind(dtype):
-    return {"b": "booleans", "f": "floats", "c": "complex numbers", "U": "strings", "S": "bytes",
-            "O": "Python objects"}.get(dtype.kind, "not integers")
+    return {
+        "b": "booleans",
+        "f": "floats",
+        "c": "complex numbers",
+        "U": "strings",
+        "S": "bytes",
+        "O": "Python objects",
+    }.get(dtype.kind, "not integers")

@@ -218,7 +218,10 @@ class MergeModel:
         if not isinstance(other, MergeModel):
             return NotImplemented
         return (self._mode, self._base_tokens, self._merges, self._byte_fallback) == (
-            other._mode, other._base_tokens, other._merges, other._byte_fallback,
+            other._mode,
+            other._base_tokens,
+            other._merges,
+            other._byte_fallback,
         )
 
     def __hash__(self) -> int:
@@ -399,7 +402,9 @@ class RankModel:
         if not isinstance(other, RankModel):
             return NotImplemented
         return (self._rule, self._whole_piece, self._token_bytes) == (
-            other._rule, other._whole_piece, other._token_bytes,
+            other._rule,
+            other._whole_piece,
+            other._token_bytes,
         ) and (self._rule == "tiktoken" or self.pair_table == other.pair_table)
 
     __hash__ = None  # type: ignore[assignment]  # equal by content, too big to hash usefully
@@ -496,7 +501,10 @@ def _rebuild_rank_model(rule, token_bytes, merges, ignore_merges):
     if merges is not None:
         flat = merges.tolist()
         lefts, rights, ranks_ = flat[0::3], flat[1::3], flat[2::3]
-        merged = map(ranks.__getitem__, map(bytes.__add__, map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights)))
+        merged = map(
+            ranks.__getitem__,
+            map(bytes.__add__, map(token_bytes.__getitem__, lefts), map(token_bytes.__getitem__, rights)),
+        )
         pair_table = dict(zip(zip(lefts, rights), zip(ranks_, merged)))
     return RankModel(ranks, rule=rule, pair_table=pair_table, ignore_merges=ignore_merges)
 
@@ -513,7 +521,9 @@ def _id_table(ranks):
     table: list = [None] * (max(ranks.values()) + 1)
     for value, token_id in ranks.items():
         if table[token_id] is not None:
-            raise ValueError(f"tokens {table[token_id][:50]!r} and {value[:50]!r} both have id {token_id}; give each its own")
+            raise ValueError(
+                f"tokens {table[token_id][:50]!r} and {value[:50]!r} both have id {token_id}; give each its own"
+            )
         table[token_id] = value
     return tuple(table)
 
@@ -680,9 +690,13 @@ def _rebuilds(tokens, raw, starts, lengths, left, right, whole):
     if long:
         get = tokens.__getitem__
         wholes = [tokens[whole[k]] for k in long]
-        keep[long] = list(map(operator.and_,
-                              map(bytes.startswith, wholes, map(get, left[long].tolist())),
-                              map(bytes.endswith, wholes, map(get, right[long].tolist()))))
+        keep[long] = list(
+            map(
+                operator.and_,
+                map(bytes.startswith, wholes, map(get, left[long].tolist())),
+                map(bytes.endswith, wholes, map(get, right[long].tolist())),
+            )
+        )
     return keep
 
 
@@ -708,7 +722,7 @@ def _cuts(lengths):
         cut = distinct[:k]  # the lengths below this one
         cut = cut[present[size - cut]]
         if len(cut):
-            block = order[bounds[k]: bounds[k + 1]]
+            block = order[bounds[k] : bounds[k + 1]]
             wholes.append(np.repeat(block, len(cut)))
             cuts.append(np.tile(cut, len(block)))
     if not wholes:

@@ -23,9 +23,7 @@ NORMALIZATIONS = (None, "NFC", "NFKC")
 def check_normalization(form):
     """Return ``form`` if it is a supported normalization, else raise a clear error."""
     if form not in NORMALIZATIONS:
-        raise NormalizationError(
-            f"unknown normalization {form!r}; use one of None, 'NFC' or 'NFKC'"
-        )
+        raise NormalizationError(f"unknown normalization {form!r}; use one of None, 'NFC' or 'NFKC'")
     return form
 
 

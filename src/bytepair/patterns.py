@@ -40,9 +40,7 @@ from .errors import PatternError
 # pre-tokenizer of Meta's ``tokenizer.json``. tests/test_scanner.py checks all four against
 # their sources.
 PATTERNS = {
-    "gpt2": (
-        r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
-    ),
+    "gpt2": (r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""),
     "cl100k": (
         r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
         r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
@@ -113,8 +111,7 @@ def resolve_pattern(name_or_regex):
     """
     if not isinstance(name_or_regex, str) or not name_or_regex:
         raise PatternError(
-            f"pattern must be a non-empty string (a name such as 'cl100k' or a regex), "
-            f"not {name_or_regex!r}"
+            f"pattern must be a non-empty string (a name such as 'cl100k' or a regex), not {name_or_regex!r}"
         )
     name = _known_name(name_or_regex)
     if name is not None:
@@ -178,7 +175,7 @@ def _spans(text, pattern):
             raise PatternError(
                 f"pattern {_shown(regex_text)} took more than {MATCH_TIMEOUT:g} s to split "
                 f"{STRETCH_CHARS} characters, at character {covered} of the text "
-                f"({text[covered:covered + 30]!r}...): it backtracks catastrophically (nested "
+                f"({text[covered : covered + 30]!r}...): it backtracks catastrophically (nested "
                 "repeats such as '(a|aa)+'); rewrite it with possessive quantifiers or atomic "
                 "groups, or use a named pattern"
             ) from None
@@ -220,6 +217,7 @@ def pre_tokenize_str(text, pattern):
     if pattern is None:
         return [(text, (0, len(text)))] if text else []
     return [(text[begin:end], (begin, end)) for begin, end in _spans(text, pattern)]
+
 
 # How far back from a block's end the cut functions look for a cut.
 CUT_SEARCH = 1 << 16

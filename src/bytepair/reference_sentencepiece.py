@@ -121,7 +121,7 @@ class SentencePieceBPE:
         while position < len(text):
             match = next((p for p in self.user_defined if text.startswith(p, position)), None)
             step = len(match) if match else 1
-            units.append(text[position:position + step])
+            units.append(text[position : position + step])
             position += step
         return units
 
@@ -242,7 +242,7 @@ def decode_utf8_like_sentencepiece(data: bytes) -> str:
     while position < len(data):
         for size in (1, 2, 3, 4):
             try:
-                out.append(data[position:position + size].decode("utf-8"))
+                out.append(data[position : position + size].decode("utf-8"))
                 position += size
                 break
             except UnicodeDecodeError:

@@ -235,7 +235,9 @@ class SentencePieceModel:
             for piece, score, kind in self._pieces:
                 digest.update(json.dumps([piece, score, kind]).encode())
             self._fingerprint_core = digest.hexdigest()
-        head = json.dumps([self.rule, self._options, pattern, sorted(dict(special_tokens).items()), self._fingerprint_core])
+        head = json.dumps(
+            [self.rule, self._options, pattern, sorted(dict(special_tokens).items()), self._fingerprint_core]
+        )
         return hashlib.sha256(head.encode()).hexdigest()
 
     @property
@@ -333,7 +335,11 @@ class SentencePieceTokenizer(Tokenizer):
         ]
         if not self._split_words:
             return parts
-        return [(word, token_id) for part, token_id in parts for word in ([part] if token_id is not None else _WORDS.findall(part))]
+        return [
+            (word, token_id)
+            for part, token_id in parts
+            for word in ([part] if token_id is not None else _WORDS.findall(part))
+        ]
 
     def _encode_ordinary(self, text):
         text = clean_surrogates(text)
@@ -363,7 +369,9 @@ class SentencePieceTokenizer(Tokenizer):
         threads = check_num_threads(num_threads)
         texts = list(texts)
         if allowed_special or self._sp.engine_reason is not None or self._user_pieces:
-            return [self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts]
+            return [
+                self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts
+            ]
         _, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         normalized = []
         for text in texts:
@@ -424,4 +432,3 @@ class SentencePieceTokenizer(Tokenizer):
         return TokenIdError(
             f"token id {token_id} at position {position} is not in the vocabulary (ids run from 0 to {self._sp.size - 1})"
         )
-

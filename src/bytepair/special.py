@@ -48,9 +48,7 @@ def special_token_list(special_tokens, where="special_tokens"):
     if isinstance(special_tokens, str):
         special_tokens = [special_tokens]
     elif isinstance(special_tokens, (bytes, bytearray)):
-        raise SpecialTokenError(
-            f"{where} must be strings, not bytes {special_tokens!r}; decode them first"
-        )
+        raise SpecialTokenError(f"{where} must be strings, not bytes {special_tokens!r}; decode them first")
     elif isinstance(special_tokens, dict):
         special_tokens = dict(special_tokens)
     else:
@@ -58,20 +56,16 @@ def special_token_list(special_tokens, where="special_tokens"):
             special_tokens = list(special_tokens)
         except TypeError:
             raise SpecialTokenError(
-                f"{where} must be a string, a list of strings or a dict string -> id, not "
-                f"{special_tokens!r}"
+                f"{where} must be a string, a list of strings or a dict string -> id, not {special_tokens!r}"
             ) from None
     for token in special_tokens:
         if not isinstance(token, str) or not token:
-            raise SpecialTokenError(
-                f"{where} holds {token!r}; a special token must be a non-empty string"
-            )
+            raise SpecialTokenError(f"{where} holds {token!r}; a special token must be a non-empty string")
     if isinstance(special_tokens, dict):
         for token, token_id in special_tokens.items():
             if not isinstance(token_id, int) or isinstance(token_id, bool) or not 0 <= token_id < 2**31:
                 raise SpecialTokenError(
-                    f"special token {token!r} asks for id {token_id!r}; ids are integers from 0 "
-                    f"to {2**31 - 1}"
+                    f"special token {token!r} asks for id {token_id!r}; ids are integers from 0 to {2**31 - 1}"
                 )
     return special_tokens
 
@@ -83,9 +77,7 @@ def _token_set(value, known, name):
     try:
         return frozenset(value)
     except TypeError:
-        raise SpecialTokenError(
-            f"{name} must be 'all', a special token or a set of them, not {value!r}"
-        ) from None
+        raise SpecialTokenError(f"{name} must be 'all', a special token or a set of them, not {value!r}") from None
 
 
 def resolve_special(special_tokens, allowed_special, disallowed_special):

@@ -28,8 +28,7 @@ def check_num_threads(num_threads, name="num_threads"):
         raise ThreadCountError(f"{name} must be a positive integer or None (one per core), not {num_threads!r}")
     if not 1 <= num_threads <= MAX_THREADS:
         raise ThreadCountError(
-            f"{name} is {num_threads!r}; use a number of threads from 1 to {MAX_THREADS}, or None "
-            "for one per core"
+            f"{name} is {num_threads!r}; use a number of threads from 1 to {MAX_THREADS}, or None for one per core"
         )
     return num_threads
 
@@ -42,5 +41,7 @@ def renamed_workers(num_threads, workers, where):
 
     warnings.warn(f"{where}(workers=...) is deprecated; use num_threads=...", DeprecationWarning, stacklevel=3)
     if num_threads is not None and num_threads != workers:
-        raise ThreadCountError(f"{where} got num_threads={num_threads!r} and workers={workers!r}; pass num_threads only")
+        raise ThreadCountError(
+            f"{where} got num_threads={num_threads!r} and workers={workers!r}; pass num_threads only"
+        )
     return check_num_threads(workers)

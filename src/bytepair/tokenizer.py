@@ -334,7 +334,11 @@ class Tokenizer(DropInMixin):
     # -- encoding ------------------------------------------------------------------------
 
     def encode(
-        self, text: str, *, allowed_special: AbstractSet[str] | str = frozenset(), disallowed_special: Collection[str] | str = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: AbstractSet[str] | str = frozenset(),
+        disallowed_special: Collection[str] | str = "all",
     ) -> list[int]:
         """Text to ids, with tiktoken's special-token rules.
 
@@ -443,7 +447,11 @@ class Tokenizer(DropInMixin):
             raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
 
     def encode_tokens(
-        self, text: str, *, allowed_special: AbstractSet[str] | str = frozenset(), disallowed_special: Collection[str] | str = "all"
+        self,
+        text: str,
+        *,
+        allowed_special: AbstractSet[str] | str = frozenset(),
+        disallowed_special: Collection[str] | str = "all",
     ) -> list[str]:
         """The pieces of ``text`` as strings, one per id (byte tokens that split a character show
         U+FFFD).

@@ -78,10 +78,19 @@ def train(
     U+FFFD and surrogate pairs their character, as in ``encode`` (tiktoken's rule).
     """
     checked = check_options(
-        mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-        normalization=normalization, special_tokens=special_tokens, base_text=base_text,
-        base_tokens=base_tokens, max_chars=max_chars, byte_fallback=byte_fallback,
-        num_threads=num_threads, verbose=verbose, progress=progress,
+        mode=mode,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=special_tokens,
+        base_text=base_text,
+        base_tokens=base_tokens,
+        max_chars=max_chars,
+        byte_fallback=byte_fallback,
+        num_threads=num_threads,
+        verbose=verbose,
+        progress=progress,
     )
     return _learn(_count(text, checked), checked)
 
@@ -138,8 +147,15 @@ def count_pieces(
         >>> counted.pieces, counted.counts
         (['a', ' b', ' a'], [1, 2, 1])
     """
-    checked = check_options(mode=mode, vocab_size=1, pattern=pattern, normalization=normalization,
-                            special_tokens=special_tokens, max_chars=max_chars, num_threads=num_threads)
+    checked = check_options(
+        mode=mode,
+        vocab_size=1,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=special_tokens,
+        max_chars=max_chars,
+        num_threads=num_threads,
+    )
     return _count(documents, checked)
 
 
@@ -167,9 +183,19 @@ def learn(
         >>> tok.fingerprint == train("low lower newest widest", vocab_size=20, min_frequency=1).fingerprint
         True
     """
-    checked = check_options(mode=mode, vocab_size=vocab_size, min_frequency=min_frequency, pattern=pattern,
-                            normalization=normalization, special_tokens=special_tokens, base_text=base_text,
-                            base_tokens=base_tokens, byte_fallback=byte_fallback, verbose=verbose, progress=progress)
+    checked = check_options(
+        mode=mode,
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=special_tokens,
+        base_text=base_text,
+        base_tokens=base_tokens,
+        byte_fallback=byte_fallback,
+        verbose=verbose,
+        progress=progress,
+    )
     return _learn(counted, checked)
 
 
@@ -183,7 +209,9 @@ def _count(documents, options):
     documents = (normalize(clean_surrogates(d), normalization) if isinstance(d, str) else d for d in documents)
     if specials:
         documents = (segment for d in documents for segment in strip_special(d, specials))
-    chunks, counts, seen_chars = _count_chunks(documents, pattern_name, pattern_regex, options["mode"], options["num_threads"])
+    chunks, counts, seen_chars = _count_chunks(
+        documents, pattern_name, pattern_regex, options["mode"], options["num_threads"]
+    )
     return PieceCounts(chunks, counts, seen_chars)
 
 
@@ -205,8 +233,7 @@ def _learn(counted, options):
         floor = 256
     if vocab_size < floor:
         raise TrainingError(
-            f"vocab_size {vocab_size} is below the base alphabet's {floor} tokens; "
-            f"ask for at least {floor}"
+            f"vocab_size {vocab_size} is below the base alphabet's {floor} tokens; ask for at least {floor}"
         )
 
     verbose = options["verbose"]
@@ -235,10 +262,15 @@ def _learn(counted, options):
     model = MergeModel(
         mode=mode, merges=merges, base_tokens=base if mode == "char" else None, byte_fallback=options["byte_fallback"]
     )
-    tokenizer = Tokenizer(model, pattern=options["pattern_given"], normalization=normalization, special_tokens=options["special_tokens"])
+    tokenizer = Tokenizer(
+        model, pattern=options["pattern_given"], normalization=normalization, special_tokens=options["special_tokens"]
+    )
     if verbose:
         print("Final vocabulary size:", tokenizer.vocab_size)
-        print("Final training sequence length:", result[-1][4] if result else sum(len(c) * n for c, n in zip(chunks, counts)))
+        print(
+            "Final training sequence length:",
+            result[-1][4] if result else sum(len(c) * n for c, n in zip(chunks, counts)),
+        )
     return tokenizer
 
 
@@ -273,8 +305,14 @@ def check_options(
     if mode not in ("char", "byte"):
         raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= MAX_VOCAB_SIZE:
-        raise TrainingError(f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}")
-    if not isinstance(min_frequency, int) or isinstance(min_frequency, bool) or not 1 <= min_frequency <= MAX_MIN_FREQUENCY:
+        raise TrainingError(
+            f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}"
+        )
+    if (
+        not isinstance(min_frequency, int)
+        or isinstance(min_frequency, bool)
+        or not 1 <= min_frequency <= MAX_MIN_FREQUENCY
+    ):
         raise TrainingError(f"min_frequency must be an integer from 1 to {MAX_MIN_FREQUENCY}, not {min_frequency!r}")
     if max_chars is not None and (not isinstance(max_chars, int) or isinstance(max_chars, bool) or max_chars < 1):
         raise TrainingError(f"max_chars must be a positive integer, not {max_chars!r}")
@@ -311,7 +349,9 @@ def _documents(text, max_chars):
         try:
             documents = iter(text)
         except TypeError:
-            raise TrainingError(f"training text must be a str or an iterable of str, not {type(text).__name__}") from None
+            raise TrainingError(
+                f"training text must be a str or an iterable of str, not {type(text).__name__}"
+            ) from None
     if max_chars is None:
         return documents
     return _prefix(documents, max_chars)

@@ -39,7 +39,9 @@ def test_every_peer_gives_the_ids_of_its_bytepair_twin(adapters, trained):
     tokenizer, text = trained
     encoders = adapters.encoders_for(tokenizer, adapters.installed_peers())
     assert {"bytepair", "bytepair, tiktoken rule", "tiktoken", "tokenizers"} <= set(encoders)
-    ids = {label: list(adapters.encode_one(library, encoder, text)) for label, (library, encoder, _) in encoders.items()}
+    ids = {
+        label: list(adapters.encode_one(library, encoder, text)) for label, (library, encoder, _) in encoders.items()
+    }
     for label, (_, _, twin) in encoders.items():
         if twin is not None:
             assert ids[label] == ids[twin], label
@@ -54,7 +56,9 @@ def test_hf_with_all_splits_follows_tiktokens_rule(adapters, trained):
     pytest.importorskip("tokenizers", reason="the bench compares against HF tokenizers (test extra)")
     tokenizer, text = trained
     ranks = adapters.token_ranks(tokenizer)
-    encoding = tiktoken.Encoding("trained", pat_str=adapters.pattern_regex("cl100k"), mergeable_ranks=ranks, special_tokens={})
+    encoding = tiktoken.Encoding(
+        "trained", pat_str=adapters.pattern_regex("cl100k"), mergeable_ranks=ranks, special_tokens={}
+    )
     hf = adapters.hf_tokenizer(ranks, adapters.all_splits(ranks), "cl100k", ignore_merges=True)
     assert adapters.encode_one("tokenizers", hf, text) == encoding.encode_ordinary(text)
 
@@ -63,12 +67,22 @@ def test_hf_with_all_splits_follows_tiktokens_rule(adapters, trained):
 def test_bytepair_bench_runs_the_harness_with_its_arguments():
     result = subprocess.run(
         [sys.executable, "-m", "bytepair", "bench", "--help"],
-        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False, cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+        cwd=BENCH.parent,
     )
     assert result.returncode == 0, result.stderr
     assert "--quick" in result.stdout and "--only" in result.stdout  # bench/run.py's own options
     wrong = subprocess.run(
         [sys.executable, "-m", "bytepair", "bench", "--only", "everything"],
-        capture_output=True, text=True, encoding="utf-8", timeout=120, check=False, cwd=BENCH.parent,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+        cwd=BENCH.parent,
     )
     assert wrong.returncode == 2 and "'everything'" in wrong.stderr

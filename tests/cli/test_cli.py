@@ -14,7 +14,11 @@ TEXT = "the cat sat on the mat. the hat is flat, the bat is fat.\n" * 40
 def bytepair(*args, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "bytepair", *map(str, args)],
-        input=stdin, capture_output=True, text=True, encoding="utf-8", timeout=300,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
     )
 
 
@@ -44,12 +48,28 @@ def test_train_reads_json_lines_folders_and_any_text_file_as_encode_corpus_does(
     folder = tmp_path / "corpus"
     (folder / "more").mkdir(parents=True)
     (folder / "a.jsonl").write_text("".join(json.dumps({"body": d}) + "\n" for d in documents[:30]), encoding="utf-8")
-    (folder / "more" / "b.jsonl").write_text("".join(json.dumps({"body": d}) + "\n" for d in documents[30:50]), encoding="utf-8")
+    (folder / "more" / "b.jsonl").write_text(
+        "".join(json.dumps({"body": d}) + "\n" for d in documents[30:50]), encoding="utf-8"
+    )
     notes = tmp_path / "notes"  # no suffix: text, as `bytepair train` always read any file
     notes.write_text("".join(documents[50:]), encoding="utf-8")
     out = tmp_path / "tok.json"
-    result = bytepair("train", folder, notes, "--text-field", "body", "--mode", "byte", "--pattern", "gpt2",
-                      "--vocab-size", 300, "-o", out, "--quiet")
+    result = bytepair(
+        "train",
+        folder,
+        notes,
+        "--text-field",
+        "body",
+        "--mode",
+        "byte",
+        "--pattern",
+        "gpt2",
+        "--vocab-size",
+        300,
+        "-o",
+        out,
+        "--quiet",
+    )
     assert result.returncode == 0, result.stderr
     expected = bp.train([*documents[:50], "".join(documents[50:])], mode="byte", pattern="gpt2", vocab_size=300)
     assert bp.load(out).fingerprint == expected.fingerprint
@@ -57,7 +77,9 @@ def test_train_reads_json_lines_folders_and_any_text_file_as_encode_corpus_does(
 
 def test_train_names_a_missing_json_field(tmp_path):
     (tmp_path / "a.jsonl").write_text(json.dumps({"text": "hello"}) + "\n", encoding="utf-8")
-    result = bytepair("train", tmp_path / "a.jsonl", "--text-field", "body", "--vocab-size", 40, "-o", tmp_path / "t.json")
+    result = bytepair(
+        "train", tmp_path / "a.jsonl", "--text-field", "body", "--vocab-size", 40, "-o", tmp_path / "t.json"
+    )
     assert result.returncode != 0 and "Traceback" not in result.stderr
     error = result.stderr.splitlines()[-1]
     assert error.startswith("error: ") and "'body'" in error and "a.jsonl" in error

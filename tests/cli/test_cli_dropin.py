@@ -19,7 +19,12 @@ TEXT = "the cat sat on the mat. the hat is flat. 你好 🌍\n" * 30
 def bytepair(*args, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "bytepair", *map(str, args)],
-        input=stdin, capture_output=True, text=True, encoding="utf-8", timeout=300, env=package_env(),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
+        env=package_env(),
     )
 
 
@@ -41,9 +46,25 @@ def test_train_writes_bytepair_named_artifact_by_default(tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text(TEXT, encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, "-m", "bytepair", "train", str(corpus), "--vocab-size", "40", "--quiet",
-         "--special", "<|a|>", "--special", "<|b|>"],
-        capture_output=True, text=True, cwd=tmp_path, env=package_env(), timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "bytepair",
+            "train",
+            str(corpus),
+            "--vocab-size",
+            "40",
+            "--quiet",
+            "--special",
+            "<|a|>",
+            "--special",
+            "<|b|>",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=package_env(),
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "tokenizer.bytepair.json").is_file() and not (tmp_path / "tokenizer.json").exists()
@@ -87,6 +108,9 @@ def test_commands_take_published_names_tiktoken_files_and_hf_folders():
     for spec in (("-t", "cl100k_base", "--vocab-dir", vocab), ("-t", vocab / "cl100k_base.tiktoken")):
         assert bytepair("encode", *spec, stdin="hello world").stdout.split() == ["15339", "1917"]
     assert bytepair("decode", "-t", vocab / "hf" / "llama3", "15339", "1917").stdout == "hello world"
-    assert bytepair("decode", "-t", vocab / "hf" / "llama3" / "tokenizer.json", "--ids", "15339 1917").stdout == "hello world"
+    assert (
+        bytepair("decode", "-t", vocab / "hf" / "llama3" / "tokenizer.json", "--ids", "15339 1917").stdout
+        == "hello world"
+    )
     inspect = bytepair("inspect", vocab / "hf" / "llama3")
     assert inspect.returncode == 0 and "128256" in inspect.stdout and "eos_token" in inspect.stdout

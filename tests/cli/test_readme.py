@@ -33,30 +33,24 @@ TINY_GPT = "--batch-size 4 --block-size 32 --embedding-dim 32 --num-heads 2 --nu
 # (README text, what runs instead): each must occur in the README.
 SUBSTITUTIONS = [
     ("path/to/wikitext-2", "wikitext-2"),  # the small slices made below
-    ("bytepair gpt train prepared/encoded_bpe --out checkpoints/bpe ",
-     f"bytepair gpt train prepared/encoded_bpe --out checkpoints/bpe --max-steps 20 --eval-interval 10 {TINY_GPT} "),
+    (
+        "bytepair gpt train prepared/encoded_bpe --out checkpoints/bpe ",
+        f"bytepair gpt train prepared/encoded_bpe --out checkpoints/bpe --max-steps 20 --eval-interval 10 {TINY_GPT} ",
+    ),
     ("--characters 600000 --out comparison", f"--characters 30000 --out comparison --eval-characters 2000 {TINY_GPT}"),
     ('bytepair.load("path/to/hf-folder")', 'bytepair.load("vocab/hf/llama3")'),  # a folder with both files
 ]
 
 # README lines that do not run here, and why.
 SKIPPED = {
-    "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/bytepair demo":
-        "installs the package (the tests run on the checkout)",
-    'python3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 && .venv/bin/pip install -q ".[test,gpt]"':
-        "installs the package and its extras",
-    ".venv/bin/python -m pytest -q                                      # fast tier, while working":
-        "runs the test suite this test is part of",
-    '.venv/bin/python -m pytest -q -p no:cacheprovider -m "" tests      # every tier, as CI runs it':
-        "runs the test suite this test is part of",
-    "bytepair train corpus/ --mode byte --pattern cl100k --vocab-size 32768 -o tok.json --ray auto":
-        "needs a Ray cluster to join",
-    "bytepair encode-corpus corpus/ -t tok.json -o shards --shard-tokens 100000000 --ray auto":
-        "needs a Ray cluster to join",
-    "bytepair view -t cl100k_base -t tok.json --vocab-dir vocab/ --serve   # type text, see tokens live":
-        "serves a page until stopped",
-    'pip install ".[bench]" && python bench/run.py --quick     # or, in the checkout: bytepair bench --quick':
-        "installs the benchmark extras and runs the benchmarks",
+    "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/bytepair demo": "installs the package (the tests run on the checkout)",
+    'python3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 && .venv/bin/pip install -q ".[test,gpt]"': "installs the package and its extras",
+    ".venv/bin/python -m pytest -q                                      # fast tier, while working": "runs the test suite this test is part of",
+    '.venv/bin/python -m pytest -q -p no:cacheprovider -m "" tests      # every tier, as CI runs it': "runs the test suite this test is part of",
+    "bytepair train corpus/ --mode byte --pattern cl100k --vocab-size 32768 -o tok.json --ray auto": "needs a Ray cluster to join",
+    "bytepair encode-corpus corpus/ -t tok.json -o shards --shard-tokens 100000000 --ray auto": "needs a Ray cluster to join",
+    "bytepair view -t cl100k_base -t tok.json --vocab-dir vocab/ --serve   # type text, see tokens live": "serves a page until stopped",
+    'pip install ".[bench]" && python bench/run.py --quick     # or, in the checkout: bytepair bench --quick': "installs the benchmark extras and runs the benchmarks",
 }
 
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
@@ -94,14 +88,16 @@ def make_scratch(folder: Path):
     documents = folder / "data"
     documents.mkdir()
     for index in range(4):
-        (documents / f"part{index}.txt").write_text(train[index * 50_000:(index + 1) * 50_000], encoding="utf-8")
+        (documents / f"part{index}.txt").write_text(train[index * 50_000 : (index + 1) * 50_000], encoding="utf-8")
     udhr = folder / "udhr"
     udhr.mkdir()
     languages = ("eng", "fra", "rus", "cmn_hans", "arb", "hin")
     for language in languages:
         (udhr / f"{language}.txt").symlink_to(data_file("multilingual", "udhr", f"{language}.txt"))
-    paragraph = "\n".join(data_file("multilingual", "udhr", f"{language}.txt").read_text(encoding="utf-8")
-                          .splitlines()[1] for language in languages)
+    paragraph = "\n".join(
+        data_file("multilingual", "udhr", f"{language}.txt").read_text(encoding="utf-8").splitlines()[1]
+        for language in languages
+    )
     (folder / "paragraph.txt").write_text(paragraph + "\n", encoding="utf-8")
     (folder / "notes.txt").write_text(valid[:3_000], encoding="utf-8")
     (folder / "vocab").symlink_to(data_file("vocab"))
@@ -115,8 +111,16 @@ def make_scratch(folder: Path):
 
 def run_shell(code, line, folder, env):
     script = "set -e -o pipefail\ntrap 'echo \"README command failed: $BASH_COMMAND\" >&2' ERR\n" + code
-    result = subprocess.run(["bash", "-c", script], cwd=folder, env=env, capture_output=True, text=True,
-                            encoding="utf-8", errors="replace", timeout=600)
+    result = subprocess.run(
+        ["bash", "-c", script],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        errors="replace",
+        timeout=600,
+    )
     assert result.returncode == 0, (
         f"README.md's shell block at line {line} failed (exit {result.returncode}):\n{code}\n"
         f"--- stderr (end) ---\n{result.stderr[-3000:]}\n--- stdout (end) ---\n{result.stdout[-2000:]}"
@@ -127,8 +131,9 @@ def run_python(code, line, namespace):
     try:
         exec(compile(code, f"README.md:{line}", "exec"), namespace)
     except Exception as error:
-        pytest.fail(f"README.md's Python block at line {line} failed: {type(error).__name__}: {error}\n{code}",
-                    pytrace=False)
+        pytest.fail(
+            f"README.md's Python block at line {line} failed: {type(error).__name__}: {error}\n{code}", pytrace=False
+        )
 
 
 def test_the_tables_name_readme_lines():
@@ -147,8 +152,11 @@ def test_every_readme_block_runs_in_order(tmp_path, monkeypatch):
     for old, new in SUBSTITUTIONS:
         text = text.replace(old, new)
     tools = make_scratch(tmp_path)
-    env = package_env(PATH=f"{tools}{os.pathsep}{os.environ.get('PATH', '')}",
-                      BYTEPAIR_VOCAB_DIR=str(tmp_path / "vocab"), BYTEPAIR_CACHE=str(tmp_path / ".cache"))
+    env = package_env(
+        PATH=f"{tools}{os.pathsep}{os.environ.get('PATH', '')}",
+        BYTEPAIR_VOCAB_DIR=str(tmp_path / "vocab"),
+        BYTEPAIR_CACHE=str(tmp_path / ".cache"),
+    )
     for name in ("BYTEPAIR_VOCAB_DIR", "BYTEPAIR_CACHE"):
         monkeypatch.setenv(name, env[name])
     monkeypatch.chdir(tmp_path)

@@ -25,8 +25,12 @@ from bytepair.cli import main
 from bytepair.view import compare_page, live_server, token_spans, view_page
 from datafiles import data_file
 
-CHROMIUM = next((shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None)
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)")
+CHROMIUM = next(
+    (shutil.which(name) for name in ("chromium", "chromium-browser", "google-chrome") if shutil.which(name)), None
+)
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="headless Chromium is not installed (apt-get install chromium)"
+)
 
 # Text that exercises what a page can get wrong: HTML metacharacters, CR LF, characters split
 # across byte-level tokens (CJK, emoji, accents), a special token's string as plain text.
@@ -83,7 +87,9 @@ def check_panel(panel, tokenizer, text):
     """The rendered panel shows exactly ``tokenizer.encode(text)``, the text, and the bytes."""
     assert panel["ids"] == tokenizer.encode(text, disallowed_special=())
     assert "".join(panel["texts"]) == text
-    for number, (token_id, start, end, shown) in enumerate(zip(panel["ids"], panel["starts"], panel["ends"], panel["texts"])):
+    for number, (token_id, start, end, shown) in enumerate(
+        zip(panel["ids"], panel["starts"], panel["ends"], panel["texts"])
+    ):
         assert text[start:end] == shown, (number, token_id)
     for token_id, title in zip(panel["ids"], panel["titles"]):
         assert f"id {token_id} " in title and tokenizer.token_bytes(token_id).hex(" ") in title
@@ -139,7 +145,20 @@ def test_cli_page_with_published_name_and_file_in_chromium(tmp_path, cl100k, tra
     artifact = tmp_path / "mine.json"
     trained.save(artifact)
     page = tmp_path / "page.html"
-    code = main(["view", MIXED, "-t", "cl100k_base", "-t", str(artifact), "--vocab-dir", str(data_file("vocab")), "-o", str(page)])
+    code = main(
+        [
+            "view",
+            MIXED,
+            "-t",
+            "cl100k_base",
+            "-t",
+            str(artifact),
+            "--vocab-dir",
+            str(data_file("vocab")),
+            "-o",
+            str(page),
+        ]
+    )
     assert code == 0
     panels = rendered_panels(page.read_text(encoding="utf-8"), tmp_path)
     assert [p["label"] for p in panels] == ["cl100k_base", "mine"]
@@ -151,10 +170,19 @@ def test_cli_page_with_published_name_and_file_in_chromium(tmp_path, cl100k, tra
 @needs_chromium
 def test_compare_page_sorts_in_chromium(tmp_path):
     report = {
-        "tokenizers": [{"label": "a<b", "vocab_size": 10, "fingerprint": "x"}, {"label": "c", "vocab_size": 20, "fingerprint": "y"}],
+        "tokenizers": [
+            {"label": "a<b", "vocab_size": 10, "fingerprint": "x"},
+            {"label": "c", "vocab_size": 20, "fingerprint": "y"},
+        ],
         "texts": [_row("eng", 100, 10, 20), _row("jpn", 50, 40, 30), _row("arb", 80, 25, None)],
-        "total": {"name": "total", "texts": 2, "skipped": 1, "chars": 150, "bytes": 150,
-                  "results": {"a<b": _ratios(50, 150), "c": _ratios(50, 150)}},
+        "total": {
+            "name": "total",
+            "texts": 2,
+            "skipped": 1,
+            "chars": 150,
+            "bytes": 150,
+            "results": {"a<b": _ratios(50, 150), "c": _ratios(50, 150)},
+        },
     }
     path = tmp_path / "compare.html"
     # click the "a<b tokens" heading (column 4) once: ascending
@@ -175,11 +203,18 @@ document.body.appendChild(out);
 
 
 def _ratios(tokens, size):
-    return {"tokens": tokens, "bytes_per_token": size / tokens if tokens else None, "chars_per_token": size / tokens if tokens else None}
+    return {
+        "tokens": tokens,
+        "bytes_per_token": size / tokens if tokens else None,
+        "chars_per_token": size / tokens if tokens else None,
+    }
 
 
 def _row(name, size, first, second):
-    results = {"a<b": _ratios(first, size), "c": _ratios(second, size) if second else {"tokens": None, "error": "unknown"}}
+    results = {
+        "a<b": _ratios(first, size),
+        "c": _ratios(second, size) if second else {"tokens": None, "error": "unknown"},
+    }
     return {"name": name, "chars": size, "bytes": size, "results": results}
 
 
@@ -199,7 +234,10 @@ def test_a_character_belongs_to_the_token_holding_its_last_byte():
     # no merges: every byte is a token; "é" is c3 a9
     plain = bytepair.Tokenizer(mode="byte")
     spans = token_spans(plain, "é")
-    assert [(s.id, s.start, s.end, s.head, s.tail) for s in spans] == [(0xC3, 0, 0, False, b"\xc3"), (0xA9, 0, 1, True, b"")]
+    assert [(s.id, s.start, s.end, s.head, s.tail) for s in spans] == [
+        (0xC3, 0, 0, False, b"\xc3"),
+        (0xA9, 0, 1, True, b""),
+    ]
     # " 你" is 20 e4 bd a0; one merge makes " \xe4" a token that holds the space and begins 你
     merged = bytepair.Tokenizer(mode="byte", merges=[(b" ", b"\xe4")])
     spans = token_spans(merged, " 你!")
@@ -284,7 +322,21 @@ def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
     tok = bytepair.Tokenizer(mode="byte")
     tok.save(tmp_path / "bytes.json")
     (tmp_path / "in.txt").write_text("hello there", encoding="utf-8")
-    assert main(["view", str(tmp_path / "in.txt"), "-t", str(tmp_path / "bytes.json"), "--max-chars", "5", "-o", str(tmp_path / "p.html")]) == 0
+    assert (
+        main(
+            [
+                "view",
+                str(tmp_path / "in.txt"),
+                "-t",
+                str(tmp_path / "bytes.json"),
+                "--max-chars",
+                "5",
+                "-o",
+                str(tmp_path / "p.html"),
+            ]
+        )
+        == 0
+    )
     parser = _Spans()
     parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
     assert "".join(span["text"] for span in parser.spans) == "hello"

@@ -74,8 +74,14 @@ def test_bad_arguments_are_refused():
 
 def test_an_id_past_uint16_is_an_overflow_error():
     encoder = _engine.Encoder(
-        mode="byte", token_bytes=[bytes([b]) for b in range(256)], base_ids=list(range(256)),
-        pair_table={(97, 98): (0, 70_000)}, whole_piece=False, monotonic=True, pattern="gpt2", fallback_ids=None,
+        mode="byte",
+        token_bytes=[bytes([b]) for b in range(256)],
+        base_ids=list(range(256)),
+        pair_table={(97, 98): (0, 70_000)},
+        whole_piece=False,
+        monotonic=True,
+        pattern="gpt2",
+        fallback_ids=None,
     )
     batch = ["xyz", "cab", "b"]
     ids, offsets = encoder.encode_batch_to_array(batch, 2, "uint32")

@@ -48,10 +48,18 @@ def engine_for(ranks, pair_ranks, *, whole_piece, monotonic):
     token_bytes = [None] * len(ranks)
     for value, rank in ranks.items():
         token_bytes[rank] = value
-    pair_table = {(ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()}
+    pair_table = {
+        (ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()
+    }
     return _engine.Encoder(
-        mode="byte", token_bytes=token_bytes, base_ids=[ranks[bytes([b])] for b in range(256)], pair_table=pair_table,
-        whole_piece=whole_piece, monotonic=monotonic, pattern=None, fallback_ids=None,
+        mode="byte",
+        token_bytes=token_bytes,
+        base_ids=[ranks[bytes([b])] for b in range(256)],
+        pair_table=pair_table,
+        whole_piece=whole_piece,
+        monotonic=monotonic,
+        pattern=None,
+        fallback_ids=None,
     )
 
 
@@ -116,7 +124,9 @@ def test_more_than_128_distinct_ranks_in_one_piece():
     # the rank -> bucket table starts at 256 slots and grows past 128 ranks
     letters = "abcdefgh"
     rng = random.Random(1)
-    tokens = sorted({a + b for a in letters for b in letters} | {a + b + c for a in letters for b in letters for c in letters})
+    tokens = sorted(
+        {a + b for a in letters for b in letters} | {a + b + c for a in letters for b in letters for c in letters}
+    )
     rng.shuffle(tokens)
     ranks = {bytes([b]): b for b in range(256)}
     for token in tokens:

@@ -55,7 +55,11 @@ def test_each_header_compiles_alone(tmp_path, header):
     source.write_text(f'#include "{header}"\n#include "{header}"\nint main() {{ return 0; }}\n')
     includes = [f"-I{sysconfig.get_paths()['include']}"] if header in ("py_lists.hpp", "py_ids.hpp") else []
     result = subprocess.run(
-        [COMPILER, *FLAGS, *includes, "-fsyntax-only", str(source)], capture_output=True, text=True, check=False, timeout=300
+        [COMPILER, *FLAGS, *includes, "-fsyntax-only", str(source)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert result.returncode == 0, f"{header}: {result.stderr}"
 
@@ -65,4 +69,3 @@ def test_no_cpp_in_cython_strings():
     for path in sorted((ROOT / "src" / "bytepair").glob("_*.p*")):
         if path.suffix in (".pyx", ".pxi", ".pxd"):
             assert "cdef extern from *" not in path.read_text(), f"{path.name} holds C++ in a string"
-

@@ -90,12 +90,15 @@ def unique_pieces(pieces, multiplier=1):
 
 # Blocks of every str width (ASCII, Latin-1, BMP, astral), so that one piece can be stored at
 # two widths in two blocks and must still be counted as one.
-BLOCK_TEXT = st.text(st.sampled_from(list("ab \n'sé1") + ["\u00e9", "\u4eba", "\U0001F600", "\u2028"]), max_size=40)
+BLOCK_TEXT = st.text(st.sampled_from(list("ab \n'sé1") + ["\u00e9", "\u4eba", "\U0001f600", "\u2028"]), max_size=40)
 
 
 @settings(max_examples=200, deadline=None)
-@given(blocks=st.lists(BLOCK_TEXT, max_size=8), pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "llama3"]),
-       threads=st.integers(1, 3))
+@given(
+    blocks=st.lists(BLOCK_TEXT, max_size=8),
+    pattern=st.sampled_from(["gpt2", "cl100k", "o200k", "llama3"]),
+    threads=st.integers(1, 3),
+)
 def test_counting_pieces_equals_a_counter_over_split(blocks, pattern, threads):
     pieces, counts = _engine.count_pieces(blocks, pattern, num_threads=threads)
     expected = Counter(piece for block in blocks for piece in patterns.split(block, pattern))
@@ -138,25 +141,23 @@ def test_a_power_of_two_run_of_one_letter_halves_each_merge():
     # 2**20 x's: merge k joins two copies of x * 2**k; it occurs 2**(20-k) - 1 times (runs
     # overlap) and leaves 2**(19-k) tokens. After 20 merges one token is left, no pairs.
     length = 1 << 20
-    records = _engine.train_merges(
-        ["x" * length], [1], mode="char", base_tokens=["x"], vocab_size=100, min_frequency=1
-    )
+    records = _engine.train_merges(["x" * length], [1], mode="char", base_tokens=["x"], vocab_size=100, min_frequency=1)
     assert records == [(k, k, k + 1, (length >> k) - 1, length >> (k + 1)) for k in range(20)]
 
 
 def test_min_frequency_stops_before_a_rare_pair():
     # "abab": (a,b) occurs twice, (b,a) once. min_frequency=3 stops at once; 2 allows one merge.
     def run(min_frequency):
-        return _engine.train_merges(["abab"], [1], mode="char", base_tokens=["a", "b"],
-                                    vocab_size=10, min_frequency=min_frequency)
+        return _engine.train_merges(
+            ["abab"], [1], mode="char", base_tokens=["a", "b"], vocab_size=10, min_frequency=min_frequency
+        )
 
     assert run(3) == []
     assert run(2) == [(0, 1, 2, 2, 2)]
 
 
 def test_vocab_size_at_the_base_alphabet_learns_nothing():
-    assert _engine.train_merges(["aaaa"], [1], mode="byte", base_tokens=[], vocab_size=256,
-                                min_frequency=1) == []
+    assert _engine.train_merges(["aaaa"], [1], mode="byte", base_tokens=[], vocab_size=256, min_frequency=1) == []
 
 
 @parity
@@ -222,8 +223,13 @@ def test_bytes_chunks_train_like_their_text_in_byte_mode():
 def test_progress_counts_up_to_the_number_of_merges():
     seen = []
     records = _engine.train_merges(
-        ["abcabdabcabe" * 20], [1], mode="byte", base_tokens=[], vocab_size=300,
-        min_frequency=1, progress=seen.append,
+        ["abcabdabcabe" * 20],
+        [1],
+        mode="byte",
+        base_tokens=[],
+        vocab_size=300,
+        min_frequency=1,
+        progress=seen.append,
     )
     assert seen == sorted(seen)
     assert seen[-1] == len(records)
@@ -242,18 +248,17 @@ def test_progress_counts_up_to_the_number_of_merges():
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_bad_arguments_are_value_errors_that_name_the_value(chunks, counts, base_tokens, message, layout):
     with pytest.raises(ValueError, match=message):
-        _engine.train_merges(chunks, counts, mode="char", base_tokens=base_tokens, vocab_size=9,
-                             min_frequency=1, layout=layout)
+        _engine.train_merges(
+            chunks, counts, mode="char", base_tokens=base_tokens, vocab_size=9, min_frequency=1, layout=layout
+        )
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
 def test_unknown_mode_is_a_value_error(layout):
     with pytest.raises(ValueError, match="'words'"):
-        _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1,
-                             layout=layout)
+        _engine.train_merges(["a"], [1], mode="words", base_tokens=["a"], vocab_size=9, min_frequency=1, layout=layout)
     with pytest.raises(ValueError, match="'rows'"):
-        _engine.train_merges(["a"], [1], mode="char", base_tokens=["a"], vocab_size=9, min_frequency=1,
-                             layout="rows")
+        _engine.train_merges(["a"], [1], mode="char", base_tokens=["a"], vocab_size=9, min_frequency=1, layout="rows")
 
 
 def test_one_long_text_takes_the_sequence_layout_and_pretokenized_text_the_chunks():

@@ -71,7 +71,10 @@ def pairs(gpt2_hf_file):
         "gpt4o": data_file("vocab/hf/gpt4o/tokenizer.json"),
         "gpt2-hf": gpt2_hf_file,
     }
-    return {name: (bytepair.load(name, path=path), tokenizers.Tokenizer.from_file(str(path))) for name, path in files.items()}
+    return {
+        name: (bytepair.load(name, path=path), tokenizers.Tokenizer.from_file(str(path)))
+        for name, path in files.items()
+    }
 
 
 def assert_same(tokenizer, reference, text, what):
@@ -79,7 +82,9 @@ def assert_same(tokenizer, reference, text, what):
     theirs = hf_ids(reference, text)
     if ours != theirs:
         first = next((i for i, (a, b) in enumerate(zip(ours, theirs)) if a != b), min(len(ours), len(theirs)))
-        pytest.fail(f"{what}: ids differ at token {first}: ours {ours[first:first + 5]} vs HF {theirs[first:first + 5]}")
+        pytest.fail(
+            f"{what}: ids differ at token {first}: ours {ours[first : first + 5]} vs HF {theirs[first : first + 5]}"
+        )
     assert tokenizer.decode(ours) == reference.decode(theirs, skip_special_tokens=False)
 
 
@@ -147,7 +152,9 @@ def udhr():
 
 def mismatches(tokenizer, reference, texts):
     ours = tokenizer.encode_batch([text for _, text in texts])
-    theirs = [encoding.ids for encoding in reference.encode_batch([text for _, text in texts], add_special_tokens=False)]
+    theirs = [
+        encoding.ids for encoding in reference.encode_batch([text for _, text in texts], add_special_tokens=False)
+    ]
     return [name for (name, _), a, b in zip(texts, ours, theirs) if a != b]
 
 
@@ -199,12 +206,28 @@ def test_stdlib_code(pairs, name):
 
 # -- random text --------------------------------------------------------------------------------
 
-ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-") + [
-    "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "\U0001F3FD", "é", "e\u0301", "人", "한", "ا", "\u0939\u093f",
+ODD = list(
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-"
+) + [
+    "\r\n",
+    "  ",
+    "\n\n",
+    "'s",
+    "'ll",
+    "\U0001f600",
+    "\U0001f3fd",
+    "é",
+    "e\u0301",
+    "人",
+    "한",
+    "ا",
+    "\u0939\u093f",
 ]
 # Any character, unassigned ones included: the scanner takes HF's (Oniguruma's) Unicode tables
 # for its files (test_every_assigned_code_point_encodes_like_hf checks them all).
-random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map("".join)
+random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map(
+    "".join
+)
 
 
 @pytest.mark.data
@@ -254,19 +277,44 @@ def small_file():
     vocab.update({"Ġt": 256, "he": 257, "Ġthe": 258})
     return {
         "version": "1.0",
-        "added_tokens": [{"id": 259, "content": "<|end|>", "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}],
+        "added_tokens": [
+            {
+                "id": 259,
+                "content": "<|end|>",
+                "single_word": False,
+                "lstrip": False,
+                "rstrip": False,
+                "normalized": False,
+                "special": True,
+            }
+        ],
         "normalizer": None,
         "pre_tokenizer": {
             "type": "Sequence",
             "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": r"\s?\w+|\s+|[^\s\w]+"}, "behavior": "Isolated", "invert": False},
+                {
+                    "type": "Split",
+                    "pattern": {"Regex": r"\s?\w+|\s+|[^\s\w]+"},
+                    "behavior": "Isolated",
+                    "invert": False,
+                },
                 {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
             ],
         },
         "post_processor": None,
         "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True, "use_regex": True},
-        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None, "end_of_word_suffix": None,
-                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": False, "vocab": vocab, "merges": ["Ġ t", "h e", "Ġt he"]},
+        "model": {
+            "type": "BPE",
+            "dropout": None,
+            "unk_token": None,
+            "continuing_subword_prefix": None,
+            "end_of_word_suffix": None,
+            "fuse_unk": False,
+            "byte_fallback": False,
+            "ignore_merges": False,
+            "vocab": vocab,
+            "merges": ["Ġ t", "h e", "Ġt he"],
+        },
     }
 
 
@@ -295,8 +343,14 @@ REFUSED = {
     "prefix": (lambda c: c["model"].update(continuing_subword_prefix="##"), "continuing_subword_prefix.*##"),
     "byte fallback": (lambda c: c["model"].update(byte_fallback=True), "byte_fallback"),
     "pre-tokenizer": (lambda c: c.update(pre_tokenizer={"type": "Whitespace"}), "pre_tokenizer.type.*Whitespace"),
-    "prefix space": (lambda c: c["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True), "add_prefix_space"),
-    "split behaviour": (lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(behavior="MergedWithNext"), "MergedWithNext"),
+    "prefix space": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][1].update(add_prefix_space=True),
+        "add_prefix_space",
+    ),
+    "split behaviour": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(behavior="MergedWithNext"),
+        "MergedWithNext",
+    ),
     "lstrip": (lambda c: c["added_tokens"][0].update(lstrip=True), "<\\|end\\|>.*lstrip"),
     "char vocab": (lambda c: c["model"]["vocab"].update({"中": 300}), "'中'.*byte-to-unicode"),
     "missing byte": (lambda c: c["model"]["vocab"].pop("Ā"), "single-byte"),

@@ -25,7 +25,11 @@ pytestmark = pytest.mark.peers
 def bytepair_cli(*args, stdin=None):
     return subprocess.run(
         [sys.executable, "-m", "bytepair", *map(str, args)],
-        input=stdin, capture_output=True, text=True, encoding="utf-8", timeout=600,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=600,
     )
 
 
@@ -37,7 +41,9 @@ def gpt2_encoding():
     with pytest.MonkeyPatch.context() as monkeypatch:
         monkeypatch.setenv("TIKTOKEN_CACHE_DIR", "")
         ranks = load_tiktoken_bpe(str(data_file("vocab/r50k_base.tiktoken")))
-    return tiktoken.Encoding("gpt2", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256})
+    return tiktoken.Encoding(
+        "gpt2", pat_str=r50k_pat_str, mergeable_ranks=ranks, special_tokens={"<|endoftext|>": 50256}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +57,19 @@ def ours(tmp_path_factory, wikitext_valid):
 def udhr_report(ours):
     """The JSON report over the whole UDHR folder (460 languages), four tokenizers."""
     result = bytepair_cli(
-        "compare", data_file("multilingual/udhr"), "-t", "gpt2", "-t", "o200k_base", "-t", "llama3", "-t", ours,
-        "--vocab-dir", data_file("vocab"), "--json",
+        "compare",
+        data_file("multilingual/udhr"),
+        "-t",
+        "gpt2",
+        "-t",
+        "o200k_base",
+        "-t",
+        "llama3",
+        "-t",
+        ours,
+        "--vocab-dir",
+        data_file("vocab"),
+        "--json",
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -126,7 +143,9 @@ def test_a_character_level_tokenizer_shows_na_where_it_cannot_encode(tmp_path):
     (tmp_path / "texts").mkdir()
     (tmp_path / "texts" / "a.txt").write_text("the dog", encoding="utf-8")
     (tmp_path / "texts" / "b.txt").write_text("der Hund 犬", encoding="utf-8")
-    result = bytepair_cli("compare", tmp_path / "texts", "-t", path, "-t", "gpt2", "--vocab-dir", data_file("vocab"), "--json")
+    result = bytepair_cli(
+        "compare", tmp_path / "texts", "-t", path, "-t", "gpt2", "--vocab-dir", data_file("vocab"), "--json"
+    )
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     rows = {row["name"]: row["results"]["char"] for row in report["texts"]}

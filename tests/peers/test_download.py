@@ -290,7 +290,9 @@ def test_a_local_file_under_a_published_name_must_be_the_published_file(tmp_path
     lines = data_file("vocab/cl100k_base.tiktoken").read_bytes().splitlines(keepends=True)
     lines[1000], lines[1001] = lines[1000].split()[0] + b" 1001\n", lines[1001].split()[0] + b" 1000\n"
     (tmp_path / "cl100k_base.tiktoken").write_bytes(b"".join(lines))
-    with pytest.raises(FormatError, match=r"loaded as 'cl100k_base', but its sha256 is [0-9a-f]{64}, not the published 2239") as raised:
+    with pytest.raises(
+        FormatError, match=r"loaded as 'cl100k_base', but its sha256 is [0-9a-f]{64}, not the published 2239"
+    ) as raised:
         bytepair.load("cl100k_base", path=tmp_path)
     assert "load_tiktoken" in str(raised.value)
     # The same file under a name of its own loads, with the pattern the caller gives.

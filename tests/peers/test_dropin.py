@@ -256,7 +256,11 @@ def test_assistant_masks_match_transformers_token_by_token(hf_pairs, chat, templ
     source = GENERATION_TEMPLATE if template == "generation" else BUILTIN_TEMPLATES["llama3"]
     messages = CHATS[chat]
     theirs = hf.apply_chat_template(
-        messages, chat_template=source, bos_token="<|begin_of_text|>", return_dict=True, return_assistant_tokens_mask=True
+        messages,
+        chat_template=source,
+        bos_token="<|begin_of_text|>",
+        return_dict=True,
+        return_assistant_tokens_mask=True,
     )
     mine = ours.apply_chat_template(
         messages, template=source, bos_token="<|begin_of_text|>", return_dict=True, return_assistant_tokens_mask=True
@@ -269,8 +273,12 @@ def test_assistant_masks_match_transformers_token_by_token(hf_pairs, chat, templ
 
 def test_a_transformers_call_runs_unchanged_with_chat_template(hf_pairs):
     ours, hf = hf_pairs["llama3"]
-    call = dict(chat_template=GENERATION_TEMPLATE, bos_token="<|begin_of_text|>", return_dict=True,
-                return_assistant_tokens_mask=True)
+    call = dict(
+        chat_template=GENERATION_TEMPLATE,
+        bos_token="<|begin_of_text|>",
+        return_dict=True,
+        return_assistant_tokens_mask=True,
+    )
     assert dict(ours.apply_chat_template(CHATS[1], **call)) == dict(hf.apply_chat_template(CHATS[1], **call))
     with pytest.raises(ChatTemplateError, match="once"):
         ours.apply_chat_template(CHATS[1], template="llama3", chat_template=GENERATION_TEMPLATE)

@@ -45,9 +45,15 @@ def read_with_tiktoken(path):
 @pytest.fixture(scope="module")
 def corpus(wikitext_valid):
     udhr = data_file("multilingual/udhr")
-    languages = [(udhr / f"{name}.txt").read_text(encoding="utf-8") for name in ("eng", "fra", "rus", "cmn_hans", "arb", "hin")]
+    languages = [
+        (udhr / f"{name}.txt").read_text(encoding="utf-8") for name in ("eng", "fra", "rus", "cmn_hans", "arb", "hin")
+    ]
     training = wikitext_valid[:400_000] + "\n".join(languages)
-    held_out = [wikitext_valid[600_000:700_000], *(path.read_text(encoding="utf-8") for path in sorted(udhr.glob("*.txt"))[::23]), MIXED]
+    held_out = [
+        wikitext_valid[600_000:700_000],
+        *(path.read_text(encoding="utf-8") for path in sorted(udhr.glob("*.txt"))[::23]),
+        MIXED,
+    ]
     return training, held_out
 
 
@@ -100,7 +106,9 @@ def test_exported_files_load_back_with_the_same_ids(byte_tokenizer, corpus, tmp_
     to_huggingface(byte_tokenizer, tmp_path / "tokenizer.json")
     info = to_tiktoken(byte_tokenizer, tmp_path / "mine.tiktoken")
     from_hf = bytepair.load("mine", path=tmp_path / "tokenizer.json")
-    from_tiktoken = load_tiktoken(tmp_path / "mine.tiktoken", pattern=info["pat_str"], special_tokens=info["special_tokens"])
+    from_tiktoken = load_tiktoken(
+        tmp_path / "mine.tiktoken", pattern=info["pat_str"], special_tokens=info["special_tokens"]
+    )
     text = corpus[1][0]
     ours = byte_tokenizer.encode(text)
     assert from_hf.encode(text) == from_tiktoken.encode(text) == ours
@@ -114,7 +122,9 @@ def test_no_pattern_exports_the_whole_text_as_one_piece(corpus, tmp_path):
     to_huggingface(tokenizer, tmp_path / "tokenizer.json")
     reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     text = corpus[1][0][:20_000]
-    assert encoding.encode_ordinary(text) == tokenizer.encode(text) == reference.encode(text, add_special_tokens=False).ids
+    assert (
+        encoding.encode_ordinary(text) == tokenizer.encode(text) == reference.encode(text, add_special_tokens=False).ids
+    )
 
 
 @pytest.fixture(scope="module")
@@ -124,15 +134,29 @@ def exported(byte_tokenizer, tmp_path_factory):
     info = to_tiktoken(byte_tokenizer, folder / "t.tiktoken")
     ranks = read_with_tiktoken(folder / "t.tiktoken")
     to_huggingface(byte_tokenizer, folder / "tokenizer.json")
-    return tiktoken.Encoding("exported", mergeable_ranks=ranks, **info), tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    return tiktoken.Encoding("exported", mergeable_ranks=ranks, **info), tokenizers.Tokenizer.from_file(
+        str(folder / "tokenizer.json")
+    )
 
 
 ODD = list(" \t\n\r\x0b\x0c\x85\xa0\u2000\u2028\u3000\u200b'sStdmlLvreE1234567890.,!?/\\-") + [
-    "\r\n", "  ", "\n\n", "'s", "'ll", "\U0001F600", "é", "e\u0301", "人", "<|pad|>", "<|endoftext|>",
+    "\r\n",
+    "  ",
+    "\n\n",
+    "'s",
+    "'ll",
+    "\U0001f600",
+    "é",
+    "e\u0301",
+    "人",
+    "<|pad|>",
+    "<|endoftext|>",
 ]
 # Cn excluded: HF's regex engine has older Unicode tables than tiktoken and bytepair, so
 # characters assigned since (e.g. the digits U+11DE0..) split differently there.
-random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=50).map("".join)
+random_text = st.lists(
+    st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs", "Cn"))), max_size=50
+).map("".join)
 
 
 @pytest.mark.data
@@ -154,7 +178,9 @@ def char_tokenizers(wikitext_valid):
     alphabet = wikitext_valid + "|"
     return {
         "seed 000 (no pattern)": bytepair.train(text, mode="char", vocab_size=600, base_text=alphabet),
-        "gpt2 pattern, specials": bytepair.train(text, mode="char", vocab_size=600, pattern="gpt2", special_tokens=SPECIALS, base_text=alphabet),
+        "gpt2 pattern, specials": bytepair.train(
+            text, mode="char", vocab_size=600, pattern="gpt2", special_tokens=SPECIALS, base_text=alphabet
+        ),
         "byte fallback": bytepair.train(text, mode="char", vocab_size=600, pattern="llama3", byte_fallback=True),
     }
 
@@ -279,7 +305,9 @@ def test_a_harmless_rebuilt_value_exports_to_hf(tmp_path):
     to_huggingface(tokenizer, tmp_path / "tokenizer.json")
     reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = strings("abc", 7)
-    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [tokenizer.encode(t) for t in texts]
+    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [
+        tokenizer.encode(t) for t in texts
+    ]
 
 
 def test_a_rebuilt_value_is_refused_for_tiktoken(tmp_path):
@@ -305,7 +333,9 @@ def test_a_token_that_replay_cannot_reach_is_refused_for_tiktoken_but_fine_for_h
     to_huggingface(tokenizer, tmp_path / "tokenizer.json")
     reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
     texts = strings("ab", 8)
-    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [tokenizer.encode(t) for t in texts]
+    assert [e.ids for e in reference.encode_batch(texts, add_special_tokens=False)] == [
+        tokenizer.encode(t) for t in texts
+    ]
 
 
 @pytest.mark.data

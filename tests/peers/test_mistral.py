@@ -85,7 +85,7 @@ def test_sentencepiece_named_strings(sp_pair, name):
 
 def test_sentencepiece_wikitext_slice(sp_pair):
     tok, sp = sp_pair
-    (_, text), = corpus_texts("wikitext", 200_000)
+    ((_, text),) = corpus_texts("wikitext", 200_000)
     ids = tok.encode_ordinary(text)
     assert ids == sp.encode(text)
     assert tok.decode(ids) == sp.decode(ids)
@@ -173,7 +173,16 @@ def test_tekken_special_tokens_at_mistral_ids(tekken_pair):
     tok, _, k = tekken_pair
     assert len(tok.special_tokens) == k == 1000
     # mistral_common's built-in list for files that carry none (Tekkenizer.DEPRECATED_SPECIAL_TOKENS)
-    expected = {"<unk>": 0, "<s>": 1, "</s>": 2, "[INST]": 3, "[/INST]": 4, "[TOOL_CALLS]": 9, "<pad>": 11, "<SPECIAL_999>": 999}
+    expected = {
+        "<unk>": 0,
+        "<s>": 1,
+        "</s>": 2,
+        "[INST]": 3,
+        "[/INST]": 4,
+        "[TOOL_CALLS]": 9,
+        "<pad>": 11,
+        "<SPECIAL_999>": 999,
+    }
     assert {t: tok.special_tokens[t] for t in expected} == expected
     ids = tok.encode("<s>[INST] Hi[/INST]", allowed_special="all")
     assert ids[:2] == [1, 3] and ids[-1] == 4
@@ -193,9 +202,30 @@ def test_compare_shows_the_three_families(tmp_path, capsys):
     from bytepair.cli import main
 
     paragraph = tmp_path / "paragraph.txt"
-    paragraph.write_text("Todos los seres humanos nacen libres. Все люди рождаются свободными. 人人生而自由。", encoding="utf-8")
+    paragraph.write_text(
+        "Todos los seres humanos nacen libres. Все люди рождаются свободными. 人人生而自由。", encoding="utf-8"
+    )
     vocab = data_file("vocab")
-    assert main(["compare", str(paragraph), "-t", "llama3", "-t", "cl100k_base", "-t", "mistral", "-t", "tekken", "--vocab-dir", str(vocab), "--json"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(paragraph),
+                "-t",
+                "llama3",
+                "-t",
+                "cl100k_base",
+                "-t",
+                "mistral",
+                "-t",
+                "tekken",
+                "--vocab-dir",
+                str(vocab),
+                "--json",
+            ]
+        )
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert [t["label"] for t in report["tokenizers"]] == ["llama3", "cl100k_base", "mistral", "tekken"]
     assert all(r["tokens"] > 0 for r in report["texts"][0]["results"].values())

@@ -43,10 +43,12 @@ def tiktoken_members(class_regex):
     """
     ranks = {bytes([b]): b for b in range(256)}
     ranks.update({b"a" + bytes([b]): 256 + b for b in range(256)})
-    encoding = tiktoken.Encoding("probe", pat_str=f"a(?:{class_regex})|[\\s\\S]", mergeable_ranks=ranks, special_tokens={})
+    encoding = tiktoken.Encoding(
+        "probe", pat_str=f"a(?:{class_regex})|[\\s\\S]", mergeable_ranks=ranks, special_tokens={}
+    )
     members = set()
     for low in range(0, len(CODE_POINTS), STEP):
-        chunk = CODE_POINTS[low:low + STEP]
+        chunk = CODE_POINTS[low : low + STEP]
         ids = encoding.encode_ordinary("".join("a" + chr(c) for c in chunk))
         k = 0
         for c in chunk:
@@ -66,7 +68,7 @@ def hf_members(class_regex):
     split = tokenizers.pre_tokenizers.Split(tokenizers.Regex(class_regex), behavior="removed")
     members = set()
     for low in range(0, len(CODE_POINTS), STEP):
-        chunk = CODE_POINTS[low:low + STEP]
+        chunk = CODE_POINTS[low : low + STEP]
         text = "".join(chr(c) for c in chunk)
         kept = bytearray(len(chunk))
         for piece, (start, end) in split.pre_tokenize_str(text):
@@ -86,7 +88,10 @@ def ours(unicode, name):
 
 
 @pytest.mark.parametrize("name", list(CLASSES))
-@pytest.mark.parametrize("rule, members", [pytest.param("tiktoken", tiktoken_members, id="tiktoken"), pytest.param("hf", hf_members, id="hf")])
+@pytest.mark.parametrize(
+    "rule, members",
+    [pytest.param("tiktoken", tiktoken_members, id="tiktoken"), pytest.param("hf", hf_members, id="hf")],
+)
 def test_peer_classes_are_the_scanners_tables(rule, members, name):
     unicode = UNICODE_BY_RULE[rule]
     theirs = members(CLASSES[name])

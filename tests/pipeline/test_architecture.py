@@ -45,7 +45,9 @@ def imports_of(name, path, known):
                 source = ".".join(base + ([node.module] if node.module else []))
             else:
                 source = node.module or ""
-            targets = [f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names]
+            targets = [
+                f"{source}.{alias.name}" if f"{source}.{alias.name}" in known else source for alias in node.names
+            ]
         else:
             continue
         for target in targets:
@@ -107,13 +109,14 @@ def test_no_import_cycle_between_bytepair_modules():
     assert cycle is None, " -> ".join(cycle)
 
 
-@pytest.mark.parametrize("cli_module", ["bytepair.cli", "bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli"])
+@pytest.mark.parametrize(
+    "cli_module", ["bytepair.cli", "bytepair.datasets.cli", "bytepair.formats.cli", "bytepair.gpt.cli"]
+)
 def test_the_library_never_imports_the_command_line(cli_module):
     graph = import_graph()
     # Only entry points (``__main__``) and other command modules may; the helpers every command
     # shares live in ``_cliutil``, which is not a cli module.
     importers = sorted(
-        name for name, targets in graph.items()
-        if cli_module in targets and not name.endswith((".cli", ".__main__"))
+        name for name, targets in graph.items() if cli_module in targets and not name.endswith((".cli", ".__main__"))
     )
     assert importers == [], f"{cli_module} is imported by {importers}"

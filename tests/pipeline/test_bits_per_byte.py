@@ -97,9 +97,19 @@ def write_encoded(folder, tokenizer, tokenizer_path, documents_by_split):
         ids = joined(tokenizer, documents)
         ids.tofile(folder / f"{name}.bin")
         text = "".join(documents)
-        splits[name] = {"tokens": len(ids), "characters": len(text), "bytes": len(text.encode("utf-8")), "file": f"{name}.bin"}
-    meta = {"tokenizer": tokenizer_path, "fingerprint": tokenizer.fingerprint, "vocab_size": tokenizer.vocab_size,
-            "dtype": "uint16", "splits": splits}
+        splits[name] = {
+            "tokens": len(ids),
+            "characters": len(text),
+            "bytes": len(text.encode("utf-8")),
+            "file": f"{name}.bin",
+        }
+    meta = {
+        "tokenizer": tokenizer_path,
+        "fingerprint": tokenizer.fingerprint,
+        "vocab_size": tokenizer.vocab_size,
+        "dtype": "uint16",
+        "splits": splits,
+    }
     (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
 
 
@@ -121,9 +131,32 @@ def prepared(tmp_path_factory, tokenizer):
 def test_cli_eval_reports_bits_per_byte(prepared, tmp_path, capsys):
     data = str(prepared / "encoded_bpe")
     out = str(tmp_path / "bpe")
-    assert gpt_main(["train", data, "--out", out, "--max-steps", "2", "--eval-interval", "1", "--batch-size", "4",
-                     "--block-size", "16", "--embedding-dim", "32", "--num-heads", "2", "--num-layers", "1",
-                     "--no-progress"]) == 0
+    assert (
+        gpt_main(
+            [
+                "train",
+                data,
+                "--out",
+                out,
+                "--max-steps",
+                "2",
+                "--eval-interval",
+                "1",
+                "--batch-size",
+                "4",
+                "--block-size",
+                "16",
+                "--embedding-dim",
+                "32",
+                "--num-heads",
+                "2",
+                "--num-layers",
+                "1",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     assert "bits/byte" in capsys.readouterr().out
     assert gpt_main(["eval", out, data]) == 0
     printed = capsys.readouterr().out
@@ -143,8 +176,9 @@ def test_cli_eval_reports_bits_per_byte(prepared, tmp_path, capsys):
 
 @pytest.mark.slow
 def test_compare_reports_bits_per_byte_over_the_same_bytes(prepared, tmp_path):
-    result = gpt.compare(prepared, tmp_path, characters=2000, batch_size=4, eval_points=1, eval_characters=None,
-                         progress=False, **TINY)
+    result = gpt.compare(
+        prepared, tmp_path, characters=2000, batch_size=4, eval_points=1, eval_characters=None, progress=False, **TINY
+    )
     models = result.to_dict()["models"]
     for split in ("val", "test"):
         char, bpe = models["char"][split], models["bpe"][split]

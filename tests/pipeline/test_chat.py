@@ -135,9 +135,7 @@ def test_template_special_tokens_are_the_markers_each_layout_writes():
 
 
 ROLES = st.sampled_from(["system", "user", "assistant", "tool"])
-CONTENT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(
-    lambda text: "<|" not in text
-)
+CONTENT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=40).filter(lambda text: "<|" not in text)
 MESSAGES = st.lists(st.fixed_dictionaries({"role": ROLES, "content": CONTENT}), max_size=6)
 
 
@@ -681,8 +679,17 @@ def test_ordinary_chats_keep_their_ids_under_every_template_feature(chat_tokeniz
     tok = chat_tokenizer
     messages, variables = FEATURE_CASES[case]
     variables = {"eos_token": "<|end|>", **variables}
-    text = apply_chat_template(tok, messages, template=FEATURE_TEMPLATE, add_generation_prompt=add_generation_prompt, tokenize=False, **variables)
-    ids = apply_chat_template(tok, messages, template=FEATURE_TEMPLATE, add_generation_prompt=add_generation_prompt, **variables)
+    text = apply_chat_template(
+        tok,
+        messages,
+        template=FEATURE_TEMPLATE,
+        add_generation_prompt=add_generation_prompt,
+        tokenize=False,
+        **variables,
+    )
+    ids = apply_chat_template(
+        tok, messages, template=FEATURE_TEMPLATE, add_generation_prompt=add_generation_prompt, **variables
+    )
     assert ids == tok.encode(text, allowed_special="all")
 
 
@@ -717,10 +724,19 @@ def test_real_llama3_template_gives_transformers_ids(llama3_hf):
         ours = apply_chat_template(
             tok, messages, template=config["chat_template"], add_generation_prompt=True, bos_token=config["bos_token"]
         )
-        theirs = hf.apply_chat_template(messages, chat_template=config["chat_template"], add_generation_prompt=True, tokenize=True)
+        theirs = hf.apply_chat_template(
+            messages, chat_template=config["chat_template"], add_generation_prompt=True, tokenize=True
+        )
         theirs = theirs["input_ids"] if hasattr(theirs, "keys") else theirs
         assert ours == list(theirs), name
-        text = apply_chat_template(tok, messages, template=config["chat_template"], add_generation_prompt=True, tokenize=False, bos_token=config["bos_token"])
+        text = apply_chat_template(
+            tok,
+            messages,
+            template=config["chat_template"],
+            add_generation_prompt=True,
+            tokenize=False,
+            bos_token=config["bos_token"],
+        )
         assert ours == tok.encode(text, allowed_special="all")
 
 

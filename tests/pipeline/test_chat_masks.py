@@ -75,7 +75,10 @@ def test_unknown_keywords_are_refused_not_swallowed(tok):
     with pytest.raises(ChatTemplateError, match="unknown keyword 'date'"):
         render_chat(CHAT, "llama3", date="today")
     # A variable the template reads is fine, and so are the tokenizer's *_token strings.
-    assert render_chat(CHAT[:1], "{{ greeting }}{{ messages[0]['content'] }}", greeting="> ", eos_token="x") == "> Be brief."
+    assert (
+        render_chat(CHAT[:1], "{{ greeting }}{{ messages[0]['content'] }}", greeting="> ", eos_token="x")
+        == "> Be brief."
+    )
 
 
 def test_tokenizer_settings_feed_the_template(tok):
@@ -102,7 +105,9 @@ def test_encode_conversations_labels_only_assistant_tokens(tok, name):
 def test_truncation_ends_at_a_whole_assistant_turn(tok, name):
     full = encode_conversations(tok, [CHAT], template=name)
     labels = full["labels"][0]
-    first_end = min(i for i, label in enumerate(labels[: len(labels) - 1]) if label != -100 and labels[i + 1] == -100) + 1
+    first_end = (
+        min(i for i, label in enumerate(labels[: len(labels) - 1]) if label != -100 and labels[i + 1] == -100) + 1
+    )
     for max_length in (first_end, first_end + 1, len(labels) - 1):
         cut = encode_conversations(tok, [CHAT], template=name, max_length=max_length)
         ids, cut_labels = cut["input_ids"][0], cut["labels"][0]

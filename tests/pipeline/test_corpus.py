@@ -26,7 +26,9 @@ from datafiles import data_dir, package_env
 
 DATA = data_dir()
 VOCAB = DATA / "vocab"
-needs_vocab = pytest.mark.skipif(not (VOCAB / "gpt2.tiktoken").is_file(), reason=f"vocabulary files not found in {VOCAB} (set BYTEPAIR_DATA)")
+needs_vocab = pytest.mark.skipif(
+    not (VOCAB / "gpt2.tiktoken").is_file(), reason=f"vocabulary files not found in {VOCAB} (set BYTEPAIR_DATA)"
+)
 
 DOCUMENTS = [
     "The first document.\nIt has two lines.",
@@ -153,8 +155,25 @@ def test_glob_and_stdin(tokenizer, tmp_path):
     artifact = tmp_path / "tok.json"
     tokenizer.save(artifact)
     lines = "".join(json.dumps({"text": d}) + "\n" for d in DOCUMENTS[:3])
-    result = subprocess.run([sys.executable, "-m", "bytepair", "encode-corpus", "-", "-t", str(artifact), "-o", str(tmp_path / "stdin-out"), "--quiet"],
-                            input=lines.encode(), capture_output=True, check=False, env=_env(), timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "bytepair",
+            "encode-corpus",
+            "-",
+            "-t",
+            str(artifact),
+            "-o",
+            str(tmp_path / "stdin-out"),
+            "--quiet",
+        ],
+        input=lines.encode(),
+        capture_output=True,
+        check=False,
+        env=_env(),
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert decode_documents(tokenizer, stream(tmp_path / "stdin-out"), meta["eot_id"]) == DOCUMENTS[:3]
 
@@ -191,14 +210,17 @@ def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monke
 # -- bad documents -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("line", "message"), [
-    (b'{"text": "ok"', "line 2: not valid JSON"),
-    (b'{"body": "x"}', "line 2: no field 'text'"),
-    (b'{"text": 42}', "line 2: field 'text' is int 42"),
-    (b'["text"]', "line 2: a JSON list"),
-    (b'{"text": "\xff\xfe"}', "line 2: not UTF-8"),
-    (b'{"text": "\\ud800"}', "line 2: a lone surrogate"),
-])
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        (b'{"text": "ok"', "line 2: not valid JSON"),
+        (b'{"body": "x"}', "line 2: no field 'text'"),
+        (b'{"text": 42}', "line 2: field 'text' is int 42"),
+        (b'["text"]', "line 2: a JSON list"),
+        (b'{"text": "\xff\xfe"}', "line 2: not UTF-8"),
+        (b'{"text": "\\ud800"}', "line 2: a lone surrogate"),
+    ],
+)
 def test_a_bad_document_names_file_and_line_or_is_skipped(tokenizer, tmp_path, line, message):
     path = tmp_path / "c.jsonl"
     path.write_bytes(b'{"text": "good one"}\n' + line + b'\n{"text": "good two"}\n')
@@ -227,7 +249,9 @@ def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):
     tokenizer.save(artifact)
     assert main(["encode-corpus", str(path), "-t", str(artifact), "-o", str(tmp_path / "out"), "--quiet"]) == 2
     assert capsys.readouterr().err.startswith(f"error: {path}, line 1: field 'text' is int 1")
-    assert main(["encode-corpus", str(tmp_path / "missing.jsonl"), "-t", str(artifact), "-o", str(tmp_path / "out")]) == 2
+    assert (
+        main(["encode-corpus", str(tmp_path / "missing.jsonl"), "-t", str(artifact), "-o", str(tmp_path / "out")]) == 2
+    )
     assert "no such file or folder" in capsys.readouterr().err
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "precious.txt").write_text("x")
@@ -370,13 +394,33 @@ def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
 @pytest.mark.parametrize("kill_signal", [signal.SIGKILL, signal.SIGTERM])
 def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path, kill_signal):
     corpus, _ = _big_corpus(tmp_path, 30000)
-    command = [sys.executable, "-m", "bytepair", "encode-corpus", str(corpus), "-t", "gpt2", "--vocab-dir", str(VOCAB),
-               "--shard-tokens", "20000", "--val-fraction", "0.05", "--quiet", "--num-threads", "2"]
-    reference = subprocess.run(command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False)
+    command = [
+        sys.executable,
+        "-m",
+        "bytepair",
+        "encode-corpus",
+        str(corpus),
+        "-t",
+        "gpt2",
+        "--vocab-dir",
+        str(VOCAB),
+        "--shard-tokens",
+        "20000",
+        "--val-fraction",
+        "0.05",
+        "--quiet",
+        "--num-threads",
+        "2",
+    ]
+    reference = subprocess.run(
+        command + ["-o", str(tmp_path / "ref")], capture_output=True, env=_env(), timeout=300, check=False
+    )
     assert reference.returncode == 0, reference.stderr
     rng = np.random.default_rng(int(time.time()))
     for _attempt in range(3):
-        process = subprocess.Popen(command + ["-o", str(tmp_path / "out")], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            command + ["-o", str(tmp_path / "out")], env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
         time.sleep(float(rng.uniform(0.5, 2.5)))
         process.send_signal(kill_signal)
         process.wait(timeout=120)
@@ -389,7 +433,9 @@ def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path,
         partial = tmp_path / ".out.partial"
         if kill_signal == signal.SIGTERM:  # cleanup ran: no temporary shard left
             assert not list(partial.glob(".*.tmp"))
-        resumed = subprocess.run(command + ["-o", str(out), "--resume"], capture_output=True, env=_env(), timeout=300, check=False)
+        resumed = subprocess.run(
+            command + ["-o", str(out), "--resume"], capture_output=True, env=_env(), timeout=300, check=False
+        )
         assert resumed.returncode == 0, resumed.stderr
     ref_files = sorted(p.name for p in (tmp_path / "ref").iterdir())
     assert sorted(p.name for p in out.iterdir()) == ref_files
@@ -427,7 +473,9 @@ def test_ids_of_each_document_equal_tiktoken(tmp_path, name):
     corpus = write_jsonl(tmp_path / "c.jsonl", docs)
     meta = encode_corpus([corpus], name, tmp_path / "out", vocab_dir=VOCAB, **quiet())
     ranks = load_tiktoken_bpe(str(VOCAB / f"{'r50k_base' if name == 'gpt2' else name}.tiktoken"))
-    encoding = tiktoken.Encoding(name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=dict(tokenizer.special_tokens))
+    encoding = tiktoken.Encoding(
+        name, pat_str=tokenizer.pattern, mergeable_ranks=ranks, special_tokens=dict(tokenizer.special_tokens)
+    )
     eot = encoding.eot_token
     assert meta["eot_id"] == eot and meta["tokenizer"] == name
     expected = [i for ids in encoding.encode_ordinary_batch(docs) for i in [*ids, eot]]
@@ -486,7 +534,6 @@ def test_real_corpora_as_jsonl_and_as_a_folder_of_text_files(tmp_path):
 # -- the encode step ---------------------------------------------------------------------------------
 
 
-
 @pytest.mark.parametrize("eot_id", [None, 400])
 @pytest.mark.parametrize("dtype", ["uint16", "uint32"])
 def test_the_encode_step_gives_encode_ordinarys_ids_on_every_path(tokenizer, eot_id, dtype):
@@ -503,7 +550,9 @@ def test_the_encode_step_gives_encode_ordinarys_ids_on_every_path(tokenizer, eot
     for name, (ids, counts) in paths.items():
         assert ids.dtype == np.dtype(dtype) and ids.tolist() == expected and counts.tolist() == lengths, name
     # with a special token allowed, its string becomes its id (only encode_batch knows the rules)
-    ids, counts = encode_documents(tokenizer, texts[3:4], eot_id=eot_id, allowed_special=frozenset({"<|endoftext|>"}), dtype=dtype)
+    ids, counts = encode_documents(
+        tokenizer, texts[3:4], eot_id=eot_id, allowed_special=frozenset({"<|endoftext|>"}), dtype=dtype
+    )
     special = tokenizer.special_tokens["<|endoftext|>"]
     assert ids.tolist() == tokenizer.encode(texts[3], allowed_special="all") + ([eot_id] if eot_id is not None else [])
     assert special in ids.tolist() and ids.dtype == np.dtype(dtype)

@@ -44,7 +44,7 @@ def write_shards(folder, documents, count):
     per = -(-len(documents) // count)
     for number in range(count):
         with open(folder / f"part_{number:02d}.jsonl", "w", encoding="utf-8") as file:
-            for document in documents[number * per:(number + 1) * per]:
+            for document in documents[number * per : (number + 1) * per]:
                 file.write(json.dumps({"text": document}) + "\n")
     return folder
 
@@ -102,7 +102,9 @@ def test_small_encode_and_resume_match_one_machine(local_ray, small, tmp_path, m
         distributed.encode_corpus([str(folder)], tokenizer, tmp_path / "resumed", **options, **quiet())
     monkeypatch.setattr(shards_module, "record_shard", record)
     lines = []
-    distributed.encode_corpus([str(folder)], tokenizer, tmp_path / "resumed", resume=True, **options, progress=False, log=lines.append)
+    distributed.encode_corpus(
+        [str(folder)], tokenizer, tmp_path / "resumed", resume=True, **options, progress=False, log=lines.append
+    )
     assert any(line.startswith("resuming: 2 complete shard(s)") for line in lines)
     same_output(tmp_path / "one", tmp_path / "resumed")
 
@@ -111,11 +113,42 @@ def test_cli_ray_flags(local_ray, small, tmp_path, capsys):
     from bytepair.cli import main
 
     folder, documents = small
-    assert main(["train", str(folder), "--mode", "byte", "--vocab-size", "300", "--pattern", "gpt2", "--quiet",
-                 "-o", str(tmp_path / "tok.json"), "--ray"]) == 0
+    assert (
+        main(
+            [
+                "train",
+                str(folder),
+                "--mode",
+                "byte",
+                "--vocab-size",
+                "300",
+                "--pattern",
+                "gpt2",
+                "--quiet",
+                "-o",
+                str(tmp_path / "tok.json"),
+                "--ray",
+            ]
+        )
+        == 0
+    )
     trained = bytepair.Tokenizer.load(tmp_path / "tok.json")
     assert trained.fingerprint == bytepair.train(documents, mode="byte", vocab_size=300, pattern="gpt2").fingerprint
-    assert main(["encode-corpus", str(folder), "-t", str(tmp_path / "tok.json"), "-o", str(tmp_path / "ray"), "--quiet", "--ray"]) == 0
+    assert (
+        main(
+            [
+                "encode-corpus",
+                str(folder),
+                "-t",
+                str(tmp_path / "tok.json"),
+                "-o",
+                str(tmp_path / "ray"),
+                "--quiet",
+                "--ray",
+            ]
+        )
+        == 0
+    )
     encode_corpus([str(folder)], str(tmp_path / "tok.json"), tmp_path / "one", **quiet())
     same_output(tmp_path / "one", tmp_path / "ray")
 
@@ -142,10 +175,14 @@ def wikitext(tmp_path_factory):
 
 @pytest.mark.slow
 @pytest.mark.data
-@pytest.mark.parametrize("options", [
-    {"mode": "char", "vocab_size": 500},
-    {"mode": "byte", "vocab_size": 1000, "pattern": "cl100k"},
-], ids=["char-no-pattern", "byte-cl100k"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"mode": "char", "vocab_size": 500},
+        {"mode": "byte", "vocab_size": 1000, "pattern": "cl100k"},
+    ],
+    ids=["char-no-pattern", "byte-cl100k"],
+)
 def test_wikitext_train_gives_the_fingerprint_of_one_machine(local_ray, wikitext, options):
     folder, documents = wikitext
     assert distributed.train([str(folder)], **options).fingerprint == bytepair.train(documents, **options).fingerprint

@@ -94,8 +94,16 @@ def test_encode_batch_equals_encode(byte_tok, texts):
 @pytest.fixture(scope="module")
 def prepared(folder, tmp_path_factory):
     out = tmp_path_factory.mktemp("prepared")
-    result = prepare(out, files=find_split_files(folder), vocab_size=VOCAB, max_chars=MAX_CHARS, char_baseline=True, log=None,
-                     progress=False, pt_files=False)
+    result = prepare(
+        out,
+        files=find_split_files(folder),
+        vocab_size=VOCAB,
+        max_chars=MAX_CHARS,
+        char_baseline=True,
+        log=None,
+        progress=False,
+        pt_files=False,
+    )
     return out, result
 
 
@@ -140,7 +148,18 @@ def test_prepared_merges_come_from_the_training_prefix_only(prepared, texts):
 
 
 def test_the_prepare_command_on_the_folder(folder, tmp_path, capsys):
-    arguments = ["prepare", str(folder), "-o", str(tmp_path), "--vocab-size", "250", "--max-chars", "10000", "--quiet", "--no-pt"]
+    arguments = [
+        "prepare",
+        str(folder),
+        "-o",
+        str(tmp_path),
+        "--vocab-size",
+        "250",
+        "--max-chars",
+        "10000",
+        "--quiet",
+        "--no-pt",
+    ]
     assert main(arguments) == 0
     output = capsys.readouterr().out
     assert "compression factor:" in output
@@ -152,8 +171,25 @@ def test_the_prepare_command_on_the_folder(folder, tmp_path, capsys):
 
 
 def test_the_sweep_command_on_the_folder(folder, tmp_path, capsys):
-    arguments = ["sweep", str(folder), "--vocab-sizes", "250", "200", "--max-chars", "10000", "--context", "50",
-                 "--dim", "8", "--words", "Zürich", "-o", str(tmp_path), "--json", "--no-plot"]
+    arguments = [
+        "sweep",
+        str(folder),
+        "--vocab-sizes",
+        "250",
+        "200",
+        "--max-chars",
+        "10000",
+        "--context",
+        "50",
+        "--dim",
+        "8",
+        "--words",
+        "Zürich",
+        "-o",
+        str(tmp_path),
+        "--json",
+        "--no-plot",
+    ]
     assert main(arguments) == 0
     rows = json.loads(capsys.readouterr().out)["rows"]
     assert [row["requested"] for row in rows] == [None, 200, 250]
@@ -169,7 +205,9 @@ def test_the_sweep_command_on_the_folder(folder, tmp_path, capsys):
 def test_tiktoken_and_huggingface_files_load_back_with_the_same_ids(byte_tok, texts, tmp_path):
     info = to_tiktoken(byte_tok, tmp_path / "mine.tiktoken")
     to_huggingface(byte_tok, tmp_path / "tokenizer.json")
-    from_tiktoken = load_tiktoken(tmp_path / "mine.tiktoken", pattern=info["pat_str"], special_tokens=info["special_tokens"])
+    from_tiktoken = load_tiktoken(
+        tmp_path / "mine.tiktoken", pattern=info["pat_str"], special_tokens=info["special_tokens"]
+    )
     from_hf = load_huggingface(tmp_path / "tokenizer.json")
     text = "<|endoftext|>" + texts["val"]
     ours = byte_tok.encode(text, allowed_special="all")

@@ -58,10 +58,19 @@ def write_encoded(folder: Path, tokenizer, tokenizer_path: str, texts: dict):
     for name, text in texts.items():
         ids = np.asarray(tokenizer.encode(text), dtype=np.uint16)
         ids.tofile(folder / f"{name}.bin")
-        splits[name] = {"tokens": len(ids), "characters": len(text), "bytes": len(text.encode("utf-8")),
-                        "file": f"{name}.bin"}
-    meta = {"tokenizer": tokenizer_path, "fingerprint": tokenizer.fingerprint, "vocab_size": tokenizer.vocab_size,
-            "dtype": "uint16", "splits": splits}
+        splits[name] = {
+            "tokens": len(ids),
+            "characters": len(text),
+            "bytes": len(text.encode("utf-8")),
+            "file": f"{name}.bin",
+        }
+    meta = {
+        "tokenizer": tokenizer_path,
+        "fingerprint": tokenizer.fingerprint,
+        "vocab_size": tokenizer.vocab_size,
+        "dtype": "uint16",
+        "splits": splits,
+    }
     (folder / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     return folder
 
@@ -91,8 +100,9 @@ def prepared(tmp_path_factory):
 def trained(prepared, tmp_path_factory):
     """A tiny BPE model trained for 6 steps (checkpoint folder, result)."""
     out = tmp_path_factory.mktemp("checkpoints") / "bpe"
-    result = gpt.train(prepared[0] / "encoded_bpe", out, max_steps=6, eval_interval=3, progress=False,
-                       **TINY, **TINY_RECIPE)
+    result = gpt.train(
+        prepared[0] / "encoded_bpe", out, max_steps=6, eval_interval=3, progress=False, **TINY, **TINY_RECIPE
+    )
     return out, result
 
 
@@ -102,8 +112,13 @@ def trained(prepared, tmp_path_factory):
 def run_python(code):
     """Run ``code`` in a fresh interpreter that finds bytepair where this one does."""
     path = os.pathsep.join(entry for entry in sys.path if entry)
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env={"PYTHONPATH": path, "PATH": ""}, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": path, "PATH": ""},
+        timeout=120,
+    )
 
 
 def test_import_bytepair_does_not_import_torch():
@@ -166,11 +181,14 @@ def test_longer_than_block_size_is_refused():
         model(torch.zeros(1, 17, dtype=torch.long))
 
 
-@pytest.mark.parametrize("settings, named", [
-    (dict(embedding_dim=30, num_heads=4), "num_heads=4"),
-    (dict(num_layers=0), "num_layers=0"),
-    (dict(dropout=1.0), "dropout=1.0"),
-])
+@pytest.mark.parametrize(
+    "settings, named",
+    [
+        (dict(embedding_dim=30, num_heads=4), "num_heads=4"),
+        (dict(num_layers=0), "num_layers=0"),
+        (dict(dropout=1.0), "dropout=1.0"),
+    ],
+)
 def test_bad_model_settings_name_the_value(settings, named):
     with pytest.raises(gpt.GPTSettingError) as error:
         gpt.GPTConfig(vocab_size=10, **settings)
@@ -239,7 +257,7 @@ def test_summed_nll_is_the_sum_over_its_windows():
     with torch.no_grad():
         for first_target in (5, 21, 37):  # targets 5..20, 21..36, 37..44, each after its inputs
             last = min(first_target + 16, 45)
-            logits = model(inputs[None, first_target - 1:last - 1])[0]
+            logits = model(inputs[None, first_target - 1 : last - 1])[0]
             expected += float(torch.nn.functional.cross_entropy(logits, inputs[first_target:last], reduction="sum"))
     assert summed_nll(model, ids, Span(5, 45, 40, 40), batch_size=2) == pytest.approx(expected, rel=1e-5)
 
@@ -247,12 +265,13 @@ def test_summed_nll_is_the_sum_over_its_windows():
 def test_aligned_spans_cover_the_same_text(prepared):
     root, bpe, char = prepared
     val_text = bytepair.Tokenizer.load(root / "tokenizer.json").decode(
-        np.fromfile(root / "encoded_bpe" / "val.bin", dtype=np.uint16).tolist())
+        np.fromfile(root / "encoded_bpe" / "val.bin", dtype=np.uint16).tolist()
+    )
     streams = [(np.asarray(tok.encode(val_text)), TokenLengths.of(tok)) for tok in (char, bpe)]
     for budget in (None, 50, 200):
         char_span, bpe_span = aligned_spans(streams, budget)
-        char_text = char.decode(streams[0][0][char_span.start:char_span.end].tolist())
-        bpe_text = bpe.decode(streams[1][0][bpe_span.start:bpe_span.end].tolist())
+        char_text = char.decode(streams[0][0][char_span.start : char_span.end].tolist())
+        bpe_text = bpe.decode(streams[1][0][bpe_span.start : bpe_span.end].tolist())
         assert char_text == bpe_text
         assert char_span.characters == bpe_span.characters == len(char_text)
         assert bpe_span.tokens < char_span.tokens
@@ -275,8 +294,15 @@ def test_sample_batch_targets_are_inputs_shifted_by_one():
 @pytest.mark.slow
 def test_loss_decreases_on_repetitive_text(tmp_path):
     root, _, _ = write_prepared(tmp_path / "prepared", "the cat sat on the mat. " * 300, extra_merges=10)
-    result = gpt.train(root / "encoded_char", tmp_path / "out", max_steps=60, eval_interval=30, progress=False,
-                       **TINY, **{**TINY_RECIPE, "learning_rate": 1e-2, "warmup_steps": 5})
+    result = gpt.train(
+        root / "encoded_char",
+        tmp_path / "out",
+        max_steps=60,
+        eval_interval=30,
+        progress=False,
+        **TINY,
+        **{**TINY_RECIPE, "learning_rate": 1e-2, "warmup_steps": 5},
+    )
     first, last = result.history[0], result.history[-1]
     assert first["step"] == 0 and last["step"] == 60
     assert last["val_bits_per_character"] < 0.5 * first["val_bits_per_character"]
@@ -344,8 +370,9 @@ def test_a_checkpoint_is_refused_with_another_tokenizer_of_the_same_size(tmp_pat
     root, bpe, _ = write_prepared(tmp_path / "one", text)
     other_root, other, _ = write_prepared(tmp_path / "other", text[::-1])  # same characters, other merges
     assert other.vocab_size == bpe.vocab_size and other.fingerprint != bpe.fingerprint
-    result = gpt.train(root / "encoded_bpe", tmp_path / "ckpt", max_steps=1, eval_interval=1, progress=False,
-                       **TINY, **TINY_RECIPE)
+    result = gpt.train(
+        root / "encoded_bpe", tmp_path / "ckpt", max_steps=1, eval_interval=1, progress=False, **TINY, **TINY_RECIPE
+    )
     with pytest.raises(gpt.FingerprintMismatchError) as error:
         gpt.load_checkpoint(result.checkpoint, tokenizer_fingerprint=other.fingerprint)
     assert bpe.fingerprint in str(error.value) and other.fingerprint in str(error.value)
@@ -421,8 +448,9 @@ def test_the_prepare_root_instead_of_an_encoded_folder_gets_a_hint(prepared):
 # -- comparison and command line --------------------------------------------------------------
 
 
-COMPARE = dict(characters=4000, batch_size=4, eval_points=2, eval_characters=300, progress=False,
-               learning_rate=3e-3, **TINY)
+COMPARE = dict(
+    characters=4000, batch_size=4, eval_points=2, eval_characters=300, progress=False, learning_rate=3e-3, **TINY
+)
 
 
 @pytest.fixture(scope="module")
@@ -445,7 +473,8 @@ def test_compare_writes_table_json_and_png(compared, prepared):
     for model in (char, bpe):  # the character budget, to within one step
         assert abs(model["characters_processed"] - 4000) <= 4 * 16 * model["characters_per_token"]
         assert model["val"]["bits_per_character"] == pytest.approx(
-            model["val"]["nats"] / (model["val"]["characters"] * math.log(2)))
+            model["val"]["nats"] / (model["val"]["characters"] * math.log(2))
+        )
         assert model["train_seconds"] > 0 and model["wall_seconds"] >= model["train_seconds"]
     table = (out / "comparison.txt").read_text()
     assert "bits / character" in table and "does not compare across tokenizers" in table
@@ -487,9 +516,30 @@ def test_compare_without_matplotlib_says_what_to_install(prepared, tmp_path, mon
 
 
 def test_cli_compare_json(prepared, tmp_path, capsys):
-    args = ["compare", str(prepared[0]), "--out", str(tmp_path), "--characters", "2,000", "--batch-size", "4",
-            "--block-size", "16", "--embedding-dim", "32", "--num-heads", "2", "--num-layers", "1",
-            "--eval-points", "1", "--eval-characters", "200", "--json", "--no-progress"]
+    args = [
+        "compare",
+        str(prepared[0]),
+        "--out",
+        str(tmp_path),
+        "--characters",
+        "2,000",
+        "--batch-size",
+        "4",
+        "--block-size",
+        "16",
+        "--embedding-dim",
+        "32",
+        "--num-heads",
+        "2",
+        "--num-layers",
+        "1",
+        "--eval-points",
+        "1",
+        "--eval-characters",
+        "200",
+        "--json",
+        "--no-progress",
+    ]
     assert gpt_main(args) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["budget_characters"] == 2000 and set(report["models"]) == {"char", "bpe"}
@@ -499,16 +549,51 @@ def test_cli_compare_json(prepared, tmp_path, capsys):
 def test_cli_train_eval_sample(prepared, tmp_path, capsys):
     data = str(prepared[0] / "encoded_bpe")
     out = str(tmp_path / "cli")
-    code = gpt_main(["train", data, "--out", out, "--max-steps", "2", "--eval-interval", "1", "--batch-size", "4",
-                     "--block-size", "16", "--embedding-dim", "32", "--num-heads", "2", "--num-layers", "1",
-                     "--no-progress"])
+    code = gpt_main(
+        [
+            "train",
+            data,
+            "--out",
+            out,
+            "--max-steps",
+            "2",
+            "--eval-interval",
+            "1",
+            "--batch-size",
+            "4",
+            "--block-size",
+            "16",
+            "--embedding-dim",
+            "32",
+            "--num-heads",
+            "2",
+            "--num-layers",
+            "1",
+            "--no-progress",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0 and "checkpoint:" in printed and "bits/character" in printed
     assert gpt_main(["eval", out, data, "--json"]) == 0
     evaluation = json.loads(capsys.readouterr().out)
     assert evaluation["bits_per_character"] > 0 and evaluation["split"] == "val"
-    assert gpt_main(["sample", out, "--tokenizer", str(prepared[0] / "tokenizer.json"), "--prompt", "The ",
-                     "--max-new-tokens", "5", "--top-k", "1"]) == 0
+    assert (
+        gpt_main(
+            [
+                "sample",
+                out,
+                "--tokenizer",
+                str(prepared[0] / "tokenizer.json"),
+                "--prompt",
+                "The ",
+                "--max-new-tokens",
+                "5",
+                "--top-k",
+                "1",
+            ]
+        )
+        == 0
+    )
     assert capsys.readouterr().out.startswith("The ")
 
 

@@ -28,14 +28,27 @@ from bytepair.gpt.checkpoint import load_checkpoint, restore_model  # noqa: E402
 from bytepair.gpt.cli import main as gpt_main  # noqa: E402
 from generated import wikitext_like  # noqa: E402
 
-TINY = dict(batch_size=4, block_size=16, embedding_dim=32, num_heads=2, num_layers=1, dropout=0.0,
-            learning_rate=3e-3, eval_points=2, eval_characters=300, progress=False)
+TINY = dict(
+    batch_size=4,
+    block_size=16,
+    embedding_dim=32,
+    num_heads=2,
+    num_layers=1,
+    dropout=0.0,
+    learning_rate=3e-3,
+    eval_points=2,
+    eval_characters=300,
+    progress=False,
+)
 TOKENS_PER_STEP = TINY["batch_size"] * TINY["block_size"]
 
 
 def texts(seed=0):
-    return {"train": wikitext_like(12_000, seed=seed), "val": wikitext_like(2_000, seed=seed + 1),
-            "test": wikitext_like(2_000, seed=seed + 2)}
+    return {
+        "train": wikitext_like(12_000, seed=seed),
+        "val": wikitext_like(2_000, seed=seed + 1),
+        "test": wikitext_like(2_000, seed=seed + 2),
+    }
 
 
 def prepared(folder, split_texts, **options):
@@ -65,7 +78,7 @@ def plain_nats(model, ids, start, end, block_size):
     with torch.inference_mode():
         for first in range(start, end, block_size):
             last = min(first + block_size, end)
-            inputs = torch.tensor(ids[first - 1:last - 1].astype(np.int64))[None]
+            inputs = torch.tensor(ids[first - 1 : last - 1].astype(np.int64))[None]
             log_probs = torch.log_softmax(model(inputs)[0].float(), dim=-1)
             targets = torch.tensor(ids[first:last].astype(np.int64))
             total -= float(log_probs[torch.arange(len(targets)), targets].sum())
@@ -85,13 +98,16 @@ def test_three_tokenizations_one_budget_one_yardstick(compared, folders):
     split_texts = texts()
     evaluated = set()
     for name, model in models.items():
-        folder = {"char": folders[0] / "encoded_char", "bpe-150": folders[0] / "encoded_bpe",
-                  "bpe-400": folders[1] / "encoded_bpe"}[name]
+        folder = {
+            "char": folders[0] / "encoded_char",
+            "bpe-150": folders[0] / "encoded_bpe",
+            "bpe-400": folders[1] / "encoded_bpe",
+        }[name]
         meta = json.loads((folder / "meta.json").read_text())
         tokenizer = bytepair.load(folder / meta["tokenizer"])
         ids = np.fromfile(folder / "val.bin", dtype=meta["dtype"])
         span = model["spans"]["val"]
-        text = tokenizer.decode(ids[span["start"]:span["end"]].tolist())
+        text = tokenizer.decode(ids[span["start"] : span["end"]].tolist())
         assert text in split_texts["val"]
         evaluated.add(text)
         assert (len(text), len(text.encode("utf-8"))) == (model["val"]["characters"], model["val"]["bytes"])
@@ -100,11 +116,15 @@ def test_three_tokenizations_one_budget_one_yardstick(compared, folders):
         network = restore_model(saved).eval()
         nats = plain_nats(network, ids, span["start"], span["end"], TINY["block_size"])
         assert model["val"]["nats"] == pytest.approx(nats, rel=1e-4)
-        assert model["val"]["bits_per_byte"] == pytest.approx(nats / (len(text.encode("utf-8")) * math.log(2)), rel=1e-4)
+        assert model["val"]["bits_per_byte"] == pytest.approx(
+            nats / (len(text.encode("utf-8")) * math.log(2)), rel=1e-4
+        )
         assert model["val"]["bits_per_character"] == pytest.approx(nats / (len(text) * math.log(2)), rel=1e-4)
         # the budget: steps x tokens per step x characters per token = 6,000 to within half a step
-        assert abs(model["steps"] * TOKENS_PER_STEP * model["characters_per_token"] - 6000) <= \
-            TOKENS_PER_STEP * model["characters_per_token"] / 2
+        assert (
+            abs(model["steps"] * TOKENS_PER_STEP * model["characters_per_token"] - 6000)
+            <= TOKENS_PER_STEP * model["characters_per_token"] / 2
+        )
         assert model["curve"][-1]["bytes"] == pytest.approx(model["bytes_processed"])
     assert len(evaluated) == 1, "every model is scored on the same text"
     steps = [models[name]["steps"] for name in ("char", "bpe-150", "bpe-400")]
@@ -169,8 +189,9 @@ def test_encode_corpus_shards_compare_on_train_and_val(tmp_path):
     for name, tokenizer in (("bytes", char), ("bpe", bpe)):
         tokenizer.save(tokenizers / f"{name}.json")
         out = tokenizers / f"shards-{name}"  # the tokenizer file beside the shards, where compare looks
-        encode_corpus([documents], tokenizers / f"{name}.json", out, val_documents=2, progress=False,
-                      log=lambda *args: None)
+        encode_corpus(
+            [documents], tokenizers / f"{name}.json", out, val_documents=2, progress=False, log=lambda *args: None
+        )
         folders.append(out)
     result = gpt.compare(folders, tmp_path / "out", characters=4000, **TINY).to_dict()
     assert list(result["models"]) == ["bytes", "bpe"]

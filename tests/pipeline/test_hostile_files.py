@@ -82,16 +82,56 @@ def gpt2_folder(folder, endoftext_id):
 
 HUGE_ID_CASES = {
     # case: (statement run in the capped process, error class, what the message must name)
-    "tiktoken rank 3e8": ("load_tiktoken(path('rank_3e8.tiktoken'), pattern='gpt2')", "FormatError", ["rank_3e8.tiktoken", "line 257", str(HUGE)]),
-    "tiktoken rank 2**31": ("load_tiktoken(path('rank_2_31.tiktoken'), pattern='gpt2')", "FormatError", ["rank_2_31.tiktoken", "line 257", str(2**31)]),
-    "hf vocab id": ("load_huggingface(path('vocab_id.json'))", "FormatError", ["vocab_id.json", "model.vocab", "'zzqq'", str(HUGE)]),
-    "hf added token id": ("load_huggingface(path('added_id.json'))", "FormatError", ["added_id.json", "added_tokens[0]", "'<x>'", str(HUGE)]),
-    "artifact special token id": ("Tokenizer.load(path('artifact.json'))", "ArtifactError", ["artifact.json", "'<|x|>'", str(HUGE)]),
-    "bytepair.load of the artifact": ("bytepair.load(path('artifact.json'))", "ArtifactError", ["artifact.json", "'<|x|>'", str(HUGE)]),
-    "gpt2 encoder.json special id": ("load_gpt2_files(path('gpt2/encoder.json'), path('gpt2/vocab.bpe'))", "FormatError", ["encoder.json", "'<|endoftext|>'", str(HUGE)]),
-    "Tokenizer(special_tokens=...)": (f"Tokenizer(mode='byte', special_tokens={{'x': {HUGE}}})", "SpecialTokenError", ["'x'", str(HUGE)]),
-    "add_special_tokens": (f"Tokenizer(mode='char', base_tokens='ab').add_special_tokens({{'x': {HUGE}}})", "SpecialTokenError", ["'x'", str(HUGE)]),
-    "RankModel": (f"RankModel({{bytes([b]): b for b in range(255)}} | {{b'\\xff': {HUGE}}}, rule='tiktoken')", "ValueError", ["b'\\xff'", str(HUGE)]),
+    "tiktoken rank 3e8": (
+        "load_tiktoken(path('rank_3e8.tiktoken'), pattern='gpt2')",
+        "FormatError",
+        ["rank_3e8.tiktoken", "line 257", str(HUGE)],
+    ),
+    "tiktoken rank 2**31": (
+        "load_tiktoken(path('rank_2_31.tiktoken'), pattern='gpt2')",
+        "FormatError",
+        ["rank_2_31.tiktoken", "line 257", str(2**31)],
+    ),
+    "hf vocab id": (
+        "load_huggingface(path('vocab_id.json'))",
+        "FormatError",
+        ["vocab_id.json", "model.vocab", "'zzqq'", str(HUGE)],
+    ),
+    "hf added token id": (
+        "load_huggingface(path('added_id.json'))",
+        "FormatError",
+        ["added_id.json", "added_tokens[0]", "'<x>'", str(HUGE)],
+    ),
+    "artifact special token id": (
+        "Tokenizer.load(path('artifact.json'))",
+        "ArtifactError",
+        ["artifact.json", "'<|x|>'", str(HUGE)],
+    ),
+    "bytepair.load of the artifact": (
+        "bytepair.load(path('artifact.json'))",
+        "ArtifactError",
+        ["artifact.json", "'<|x|>'", str(HUGE)],
+    ),
+    "gpt2 encoder.json special id": (
+        "load_gpt2_files(path('gpt2/encoder.json'), path('gpt2/vocab.bpe'))",
+        "FormatError",
+        ["encoder.json", "'<|endoftext|>'", str(HUGE)],
+    ),
+    "Tokenizer(special_tokens=...)": (
+        f"Tokenizer(mode='byte', special_tokens={{'x': {HUGE}}})",
+        "SpecialTokenError",
+        ["'x'", str(HUGE)],
+    ),
+    "add_special_tokens": (
+        f"Tokenizer(mode='char', base_tokens='ab').add_special_tokens({{'x': {HUGE}}})",
+        "SpecialTokenError",
+        ["'x'", str(HUGE)],
+    ),
+    "RankModel": (
+        f"RankModel({{bytes([b]): b for b in range(255)}} | {{b'\\xff': {HUGE}}}, rule='tiktoken')",
+        "ValueError",
+        ["b'\\xff'", str(HUGE)],
+    ),
 }
 
 CAPPED_SCRIPT = textwrap.dedent(
@@ -130,7 +170,10 @@ def huge_id_results(tmp_path_factory):
     statements = {case: statement for case, (statement, _, _) in HUGE_ID_CASES.items()}
     result = subprocess.run(
         [sys.executable, "-c", CAPPED_SCRIPT.format(cap=MEMORY_CAP), str(folder), json.dumps(statements)],
-        capture_output=True, text=True, env=package_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        env=package_env(),
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     return json.loads(result.stdout)
@@ -299,7 +342,10 @@ def test_a_long_token_in_the_capped_process(tmp_path):
     )
     result = subprocess.run(
         [sys.executable, "-c", script, str(tmp_path / "long.tiktoken")],
-        capture_output=True, text=True, env=package_env(), timeout=120,
+        capture_output=True,
+        text=True,
+        env=package_env(),
+        timeout=120,
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.split() == ["259", "(257,", "257)"]
@@ -307,7 +353,17 @@ def test_a_long_token_in_the_capped_process(tmp_path):
 
 def test_pair_table_of_long_and_repeated_tokens_is_every_split():
     ranks = {bytes([b]): b for b in range(256)}
-    for token in (b"aa", b"aaa", b"a" * 1000, b"a" * 1001, b"a" * 2001, b"ab" * 700, b"b" + b"ab" * 700, b"\x00a", b"\x00"):
+    for token in (
+        b"aa",
+        b"aaa",
+        b"a" * 1000,
+        b"a" * 1001,
+        b"a" * 2001,
+        b"ab" * 700,
+        b"b" + b"ab" * 700,
+        b"\x00a",
+        b"\x00",
+    ):
         ranks.setdefault(token, len(ranks))
     assert tiktoken_pair_table(ranks) == brute_force_pair_table(ranks)
 
@@ -380,9 +436,13 @@ def test_hash_index_finds_exactly_the_hashes_it_holds():
     # Both lookups: buckets by top bits (random hashes) and binary search (crowded buckets,
     # as crafted hashes would make them); hashes of short tokens are small numbers.
     rng = np.random.default_rng(0)
-    held = np.unique(np.concatenate([np.arange(1, 300, dtype=np.uint64), rng.integers(0, 2**63, 5000, dtype=np.uint64)]))
+    held = np.unique(
+        np.concatenate([np.arange(1, 300, dtype=np.uint64), rng.integers(0, 2**63, 5000, dtype=np.uint64)])
+    )
     rng.shuffle(held)
-    queries = np.concatenate([held, rng.integers(0, 2**63, 5000, dtype=np.uint64), np.arange(300, 600, dtype=np.uint64)])
+    queries = np.concatenate(
+        [held, rng.integers(0, 2**63, 5000, dtype=np.uint64), np.arange(300, 600, dtype=np.uint64)]
+    )
     position = {int(h): i for i, h in enumerate(held)}
     expected = [position.get(int(q), -1) for q in queries]
     index = _HashIndex(held)

@@ -36,7 +36,11 @@ def same(tok, other):
     assert other.fingerprint == tok.fingerprint
     assert other.model == tok.model
     assert (other.vocab_size, other.special_tokens, other.pattern, other.normalization, other.name) == (
-        tok.vocab_size, tok.special_tokens, tok.pattern, tok.normalization, tok.name,
+        tok.vocab_size,
+        tok.special_tokens,
+        tok.pattern,
+        tok.normalization,
+        tok.name,
     )
     allowed = "all" if tok.special_tokens else set()
     for text in SAMPLES:
@@ -71,7 +75,9 @@ def test_models_compare_by_content_and_pickle(char_tok):
 
 
 @pytest.mark.data
-@pytest.mark.parametrize(("name", "file"), [("cl100k_base", "vocab/cl100k_base.tiktoken"), ("llama3", "vocab/hf/llama3/tokenizer.json")])
+@pytest.mark.parametrize(
+    ("name", "file"), [("cl100k_base", "vocab/cl100k_base.tiktoken"), ("llama3", "vocab/hf/llama3/tokenizer.json")]
+)
 def test_published_vocabularies_pickle_small(name, file):
     tok = bytepair.load(name, path=data_file(file))
     data = pickle.dumps(tok)

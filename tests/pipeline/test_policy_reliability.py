@@ -36,14 +36,21 @@ def python(code, timeout=120):
     """Run ``code`` in a fresh interpreter; a hang fails the test at ``timeout`` seconds."""
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True, text=True, timeout=timeout, check=False,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
 def cli(*args, stdin=None, timeout=120):
     return subprocess.run(
         [sys.executable, "-m", "bytepair", *map(str, args)],
-        input=stdin, capture_output=True, text=True, timeout=timeout, check=False,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
     )
 
 
@@ -94,7 +101,10 @@ def test_ctrl_c_interrupts_a_catastrophic_match():
     # The child restores Python's SIGINT handler (a background child may start with it ignored)
     # and reports KeyboardInterrupt; the match itself would run for hours.
     child = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
             import signal, sys, bytepair.patterns
             signal.signal(signal.SIGINT, signal.default_int_handler)
             bytepair.patterns.MATCH_TIMEOUT = 3600.0
@@ -104,8 +114,10 @@ def test_ctrl_c_interrupts_a_catastrophic_match():
             except KeyboardInterrupt:
                 print("interrupted", flush=True)
                 sys.exit(3)
-        """)],
-        stdout=subprocess.PIPE, text=True,
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert child.stdout.readline().strip() == "ready"
@@ -136,9 +148,17 @@ def test_custom_patterns_split_long_text_exactly_as_one_finditer():
 @pytest.mark.parametrize(
     "spelling, name",
     [
-        ("cl100k_base", "cl100k"), ("CL100K", "cl100k"), ("Cl100k_Base", "cl100k"), ("gpt4", "cl100k"),
-        ("GPT2", "gpt2"), ("r50k_base", "gpt2"), ("p50k_base", "gpt2"),
-        ("o200k_base", "o200k"), ("gpt4o", "o200k"), ("O200K", "o200k"), ("LLAMA3", "llama3"),
+        ("cl100k_base", "cl100k"),
+        ("CL100K", "cl100k"),
+        ("Cl100k_Base", "cl100k"),
+        ("gpt4", "cl100k"),
+        ("GPT2", "gpt2"),
+        ("r50k_base", "gpt2"),
+        ("p50k_base", "gpt2"),
+        ("o200k_base", "o200k"),
+        ("gpt4o", "o200k"),
+        ("O200K", "o200k"),
+        ("LLAMA3", "llama3"),
     ],
 )
 def test_vocabulary_names_and_any_case_name_a_pattern(spelling, name):
@@ -235,11 +255,18 @@ def test_training_treats_lone_surrogates_as_encoding_does(options):
 @pytest.mark.parametrize(
     "options",
     [
-        dict(vocab_size=2**63), dict(vocab_size=2**31), dict(vocab_size=0), dict(vocab_size=True),
-        dict(vocab_size=300, min_frequency=2**64), dict(vocab_size=300, min_frequency=True),
-        dict(vocab_size=300, max_chars=0), dict(vocab_size=300, max_chars=2.5),
+        dict(vocab_size=2**63),
+        dict(vocab_size=2**31),
+        dict(vocab_size=0),
+        dict(vocab_size=True),
+        dict(vocab_size=300, min_frequency=2**64),
+        dict(vocab_size=300, min_frequency=True),
+        dict(vocab_size=300, max_chars=0),
+        dict(vocab_size=300, max_chars=2.5),
         dict(vocab_size=300, mode="byte", byte_fallback=True),
-        dict(vocab_size=300, base_tokens=["ab"]), dict(vocab_size=300, base_text=[5]), dict(vocab_size=300, base_text=5),
+        dict(vocab_size=300, base_tokens=["ab"]),
+        dict(vocab_size=300, base_text=[5]),
+        dict(vocab_size=300, base_text=5),
     ],
 )
 def test_out_of_range_training_options_are_training_errors(options):
@@ -274,8 +301,15 @@ def test_num_threads_on_train_gives_the_same_tokenizer():
 @pytest.mark.parametrize(
     "ids",
     [
-        np.array([1.0, 2.0]), np.array([[1, 2], [3, 4]]), np.array(["1", "2"]), np.array([True, False]),
-        np.array([1, 2], dtype=object), [True, 1], [1.0], "12", b"\x01",
+        np.array([1.0, 2.0]),
+        np.array([[1, 2], [3, 4]]),
+        np.array(["1", "2"]),
+        np.array([True, False]),
+        np.array([1, 2], dtype=object),
+        [True, 1],
+        [1.0],
+        "12",
+        b"\x01",
     ],
 )
 def test_decode_refuses_what_is_not_a_sequence_of_integer_ids(ids):
@@ -304,8 +338,11 @@ def test_cli_byte_fallback_in_byte_mode_fails_before_training(tmp_path):
 @pytest.mark.parametrize(
     "flags",
     [
-        ["--vocab-size", "99999999999999999999"], ["--num-threads", "0"], ["--min-frequency", "0"],
-        ["--max-chars", "-3"], ["--pattern", "(unclosed"],
+        ["--vocab-size", "99999999999999999999"],
+        ["--num-threads", "0"],
+        ["--min-frequency", "0"],
+        ["--max-chars", "-3"],
+        ["--pattern", "(unclosed"],
     ],
 )
 def test_cli_train_refuses_bad_flags_at_once(tmp_path, flags):
@@ -329,8 +366,24 @@ def test_prepare_keeps_workers_as_a_deprecated_name(tmp_path):
 
     texts = {"train": TEXT * 3, "val": TEXT}
     with pytest.warns(DeprecationWarning, match="num_threads"):
-        old = prepare(tmp_path / "old", texts=texts, vocab_size=40, workers=2, pt_files=False, log=lambda line: None, progress=False)
-    new = prepare(tmp_path / "new", texts=texts, vocab_size=40, num_threads=2, pt_files=False, log=lambda line: None, progress=False)
+        old = prepare(
+            tmp_path / "old",
+            texts=texts,
+            vocab_size=40,
+            workers=2,
+            pt_files=False,
+            log=lambda line: None,
+            progress=False,
+        )
+    new = prepare(
+        tmp_path / "new",
+        texts=texts,
+        vocab_size=40,
+        num_threads=2,
+        pt_files=False,
+        log=lambda line: None,
+        progress=False,
+    )
     assert old.tokenizer.fingerprint == new.tokenizer.fingerprint
     with pytest.raises(ThreadCountError):
         prepare(tmp_path / "bad", texts=texts, vocab_size=40, num_threads=0, pt_files=False, log=lambda line: None)
@@ -344,12 +397,18 @@ def _deep_json(path):
 
 
 def _huge_int_json(path):
-    path.write_text('{"type": "character_bpe", "base_tokens": ["a"], "merges": [], "vocab_size": '
-                    + "9" * 5000 + ', "fingerprint": "x"}', encoding="utf-8")
+    path.write_text(
+        '{"type": "character_bpe", "base_tokens": ["a"], "merges": [], "vocab_size": '
+        + "9" * 5000
+        + ', "fingerprint": "x"}',
+        encoding="utf-8",
+    )
 
 
 def _wrong_types_json(path):
-    path.write_text(json.dumps({"type": "character_bpe", "base_tokens": 5, "merges": [], "fingerprint": 3}), encoding="utf-8")
+    path.write_text(
+        json.dumps({"type": "character_bpe", "base_tokens": 5, "merges": [], "fingerprint": 3}), encoding="utf-8"
+    )
 
 
 def _wrong_merges_json(path):

@@ -107,7 +107,9 @@ def test_the_sweep_takes_prefixes_and_checks_them():
     rows = result.rows[1:]
     assert [row.prefix_of for row in rows] == [100, 100, None]
     for row, size in zip(rows, (60, 80, 100)):
-        alone = bytepair.train(text[:500_000], vocab_size=size, base_tokens=sorted(set(text + texts["val"])), progress=False)
+        alone = bytepair.train(
+            text[:500_000], vocab_size=size, base_tokens=sorted(set(text + texts["val"])), progress=False
+        )
         assert row.vocab_size == alone.vocab_size == size
         assert row.val_tokens == len(alone.encode(texts["val"]))
         assert row.val_compression == pytest.approx(len(texts["val"]) / row.val_tokens, abs=1e-4)

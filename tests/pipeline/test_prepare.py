@@ -60,8 +60,16 @@ def prepared(tmp_path_factory):
     corpus = real_slice(root / "corpus")
     out = root / "out"
     torch = importlib.util.find_spec("torch") is not None
-    result = prepare(out, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, char_baseline=True, pt_files=torch,
-                     log=None, progress=False)
+    result = prepare(
+        out,
+        files=find_split_files(corpus),
+        vocab_size=VOCAB,
+        max_chars=MAX_CHARS,
+        char_baseline=True,
+        pt_files=torch,
+        log=None,
+        progress=False,
+    )
     return corpus, out, result
 
 
@@ -72,7 +80,12 @@ def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path)
     texts = {"train": "the cat sat on the mat . \n" * 50, "val": "the mat . \n" * 5}
     result = prepare(tmp_path / "out", texts=texts, vocab_size=30, log=None, progress=False)
     written = {p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*") if p.is_file()}
-    assert written == {"tokenizer.bytepair.json", "encoded_bpe/meta.json", "encoded_bpe/train.bin", "encoded_bpe/val.bin"}
+    assert written == {
+        "tokenizer.bytepair.json",
+        "encoded_bpe/meta.json",
+        "encoded_bpe/train.bin",
+        "encoded_bpe/val.bin",
+    }
     assert result.char_tokenizer is None and result.splits["train"].char_tokens is None
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no staging folder, no lock left
 
@@ -80,7 +93,12 @@ def test_by_default_only_the_tokenizer_and_the_bpe_streams_are_written(tmp_path)
 @pytest.mark.data
 def test_every_file_of_the_layout_is_written(prepared):
     _, out, _ = prepared
-    expected = {"tokenizer.bytepair.json", "encoded_bpe/meta.json", "encoded_char/meta.json", "encoded_char/tokenizer.bytepair.json"}
+    expected = {
+        "tokenizer.bytepair.json",
+        "encoded_bpe/meta.json",
+        "encoded_char/meta.json",
+        "encoded_char/tokenizer.bytepair.json",
+    }
     expected |= {f"encoded_{kind}/{name}.bin" for kind in ("bpe", "char") for name in SPLITS}
     if importlib.util.find_spec("torch") is not None:
         expected |= {f"encoded_bpe/{name}_ids.pt" for name in SPLITS}
@@ -188,8 +206,18 @@ def test_the_report_has_the_seeds_figures(prepared):
 def test_with_a_pattern_blocks_give_exactly_the_ids_of_encoding_whole(tmp_path, prepared):
     corpus, _, _ = prepared
     texts = split_texts(corpus)
-    result = prepare(tmp_path, files=find_split_files(corpus), pattern="gpt2", vocab_size=450, max_chars=None,
-                     block_chars=5_000, whole_split_chars=10_000, log=None, progress=False, pt_files=False)
+    result = prepare(
+        tmp_path,
+        files=find_split_files(corpus),
+        pattern="gpt2",
+        vocab_size=450,
+        max_chars=None,
+        block_chars=5_000,
+        whole_split_chars=10_000,
+        log=None,
+        progress=False,
+        pt_files=False,
+    )
     # training streamed the train split in blocks too, and learned exactly the whole text's merges
     alphabet = sorted(set("".join(texts.values())))
     whole = train(texts["train"], pattern="gpt2", vocab_size=450, base_tokens=alphabet, progress=False)
@@ -205,8 +233,16 @@ def test_without_a_pattern_blocks_cut_at_merge_barriers_give_exactly_the_whole_i
     texts = split_texts(corpus)
     blocks = list(SplitSource("train", text=texts["train"]).blocks(5_000, cut=barrier_cut(fixture_result.tokenizer)))
     assert len(blocks) > 10 and "".join(blocks) == texts["train"]
-    result = prepare(tmp_path, files=find_split_files(corpus), vocab_size=VOCAB, max_chars=MAX_CHARS, block_chars=5_000,
-                     log=None, progress=False, pt_files=False)
+    result = prepare(
+        tmp_path,
+        files=find_split_files(corpus),
+        vocab_size=VOCAB,
+        max_chars=MAX_CHARS,
+        block_chars=5_000,
+        log=None,
+        progress=False,
+        pt_files=False,
+    )
     for name in SPLITS:
         _, ids = read_stream(tmp_path / "encoded_bpe", name)
         assert ids.tolist() == result.tokenizer.encode_ordinary(texts[name]), name
@@ -216,8 +252,17 @@ def test_without_a_pattern_blocks_cut_at_merge_barriers_give_exactly_the_whole_i
 def test_no_pattern_with_normalization_past_the_memory_threshold_is_cut_at_newlines(tmp_path, prepared):
     corpus, _, _ = prepared
     texts = split_texts(corpus)
-    result = prepare(tmp_path, files=find_split_files(corpus), vocab_size=VOCAB, normalization="NFC", block_chars=5_000,
-                     whole_split_chars=10_000, log=None, progress=False, pt_files=False)
+    result = prepare(
+        tmp_path,
+        files=find_split_files(corpus),
+        vocab_size=VOCAB,
+        normalization="NFC",
+        block_chars=5_000,
+        whole_split_chars=10_000,
+        log=None,
+        progress=False,
+        pt_files=False,
+    )
     for name in SPLITS:
         _, ids = read_stream(tmp_path / "encoded_bpe", name)
         assert result.tokenizer.decode(ids) == unicodedata.normalize("NFC", texts[name])
@@ -226,7 +271,16 @@ def test_no_pattern_with_normalization_past_the_memory_threshold_is_cut_at_newli
 def test_cleaning_and_normalization_change_what_is_encoded_and_counted(tmp_path):
     raw = " = Title = \n \n The ﬁrst 1 @,@ 000 <unk> . \n"
     texts = {"train": raw * 50, "val": raw, "test": raw}
-    result = prepare(tmp_path, texts=texts, cleaning="clean", normalization="NFKC", vocab_size=40, log=None, progress=False, pt_files=False)
+    result = prepare(
+        tmp_path,
+        texts=texts,
+        cleaning="clean",
+        normalization="NFKC",
+        vocab_size=40,
+        log=None,
+        progress=False,
+        pt_files=False,
+    )
     expected = unicodedata.normalize("NFKC", "= Title =\nThe ﬁrst 1,000 <unk> .\n")
     meta, ids = read_stream(tmp_path / "encoded_bpe", "val")
     assert result.tokenizer.decode(ids) == expected
@@ -240,13 +294,16 @@ def test_only_the_splits_given_are_written(tmp_path):
     assert list(meta["splits"]) == ["train"]
 
 
-@pytest.mark.parametrize("kwargs, message", [
-    ({"texts": {"val": "abc"}}, "no 'train' split"),
-    ({"texts": {"train": "abc", "dev": "abc"}}, r"unknown split name\(s\) \['dev'\]"),
-    ({"texts": {"train": "abc"}, "files": {"train": "x.txt"}}, "either as files= or as texts="),
-    ({"texts": {"train": "abc"}, "cleaning": "strip"}, "unknown cleaning 'strip'"),
-    ({"files": {"train": "no/such/file.txt"}}, "does not exist"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"texts": {"val": "abc"}}, "no 'train' split"),
+        ({"texts": {"train": "abc", "dev": "abc"}}, r"unknown split name\(s\) \['dev'\]"),
+        ({"texts": {"train": "abc"}, "files": {"train": "x.txt"}}, "either as files= or as texts="),
+        ({"texts": {"train": "abc"}, "cleaning": "strip"}, "unknown cleaning 'strip'"),
+        ({"files": {"train": "no/such/file.txt"}}, "does not exist"),
+    ],
+)
 def test_bad_splits_are_refused_before_any_work(tmp_path, kwargs, message):
     with pytest.raises(DatasetError, match=message):
         prepare(tmp_path / "out", log=None, **kwargs)
@@ -276,7 +333,14 @@ def test_an_interrupted_prepare_leaves_no_partial_file_and_the_old_output_intact
 
     monkeypatch.setattr(Tokenizer, "encode_to_array", failing)
     with pytest.raises(RuntimeError, match="simulated crash"):
-        prepare(out, texts={**texts, "val": "a different mat . \n" * 20}, vocab_size=30, log=None, progress=False, pt_files=False)
+        prepare(
+            out,
+            texts={**texts, "val": "a different mat . \n" * 20},
+            vocab_size=30,
+            log=None,
+            progress=False,
+            pt_files=False,
+        )
     assert files_in(out) == before  # nothing new, nothing half-written, no temporary file
 
 
@@ -286,7 +350,14 @@ def test_an_interrupted_first_prepare_leaves_no_file_at_all(tmp_path, monkeypatc
 
     monkeypatch.setattr(Tokenizer, "encode_to_array", failing)
     with pytest.raises(KeyboardInterrupt):
-        prepare(tmp_path, texts={"train": "abc abd " * 40, "val": "abc "}, vocab_size=10, log=None, progress=False, pt_files=False)
+        prepare(
+            tmp_path,
+            texts={"train": "abc abd " * 40, "val": "abc "},
+            vocab_size=10,
+            log=None,
+            progress=False,
+            pt_files=False,
+        )
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
@@ -296,7 +367,20 @@ def test_an_interrupted_first_prepare_leaves_no_file_at_all(tmp_path, monkeypatc
 @pytest.mark.data
 def test_the_prepare_command_writes_the_layout_and_prints_the_report(tmp_path, capsys, prepared):
     corpus, _, _ = prepared
-    status = main(["prepare", str(corpus), "-o", str(tmp_path), "--vocab-size", "300", "--max-chars", "20000", "--quiet", "--char-baseline"])
+    status = main(
+        [
+            "prepare",
+            str(corpus),
+            "-o",
+            str(tmp_path),
+            "--vocab-size",
+            "300",
+            "--max-chars",
+            "20000",
+            "--quiet",
+            "--char-baseline",
+        ]
+    )
     output = capsys.readouterr().out
     assert status == 0
     assert "character token count:" in output and "compression factor:" in output and "sample:" in output
@@ -310,7 +394,21 @@ def test_the_prepare_command_writes_the_layout_and_prints_the_report(tmp_path, c
 def test_the_prepare_command_takes_explicit_files_and_max_chars_zero_means_all(tmp_path, capsys):
     train_file = tmp_path / "a.txt"
     train_file.write_text("low lower lowest newer newest\n" * 20, encoding="utf-8")
-    status = main(["prepare", "--train", str(train_file), "-o", str(tmp_path / "out"), "--vocab-size", "20", "--max-chars", "0", "--quiet", "--no-pt"])
+    status = main(
+        [
+            "prepare",
+            "--train",
+            str(train_file),
+            "-o",
+            str(tmp_path / "out"),
+            "--vocab-size",
+            "20",
+            "--max-chars",
+            "0",
+            "--quiet",
+            "--no-pt",
+        ]
+    )
     assert status == 0
     meta = json.loads((tmp_path / "out" / "encoded_bpe" / "meta.json").read_text(encoding="utf-8"))
     assert meta["train_characters"] == len(train_file.read_text(encoding="utf-8"))
@@ -325,7 +423,16 @@ def test_the_prepare_command_refuses_two_corpora_with_one_error_line(tmp_path, c
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("options", [{}, {"pattern": "gpt2"}, {"pattern": "cl100k", "normalization": "NFKC"}, {"normalization": "NFC"}, {"mode": "byte"}])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"pattern": "gpt2"},
+        {"pattern": "cl100k", "normalization": "NFKC"},
+        {"normalization": "NFC"},
+        {"mode": "byte"},
+    ],
+)
 def test_encoding_in_parallel_blocks_equals_encoding_whole(prepared, options):
     corpus, _, _ = prepared
     texts = split_texts(corpus)
@@ -349,7 +456,14 @@ def test_ids_that_do_not_decode_to_their_text_are_caught_and_nothing_is_written(
 
     monkeypatch.setattr(Tokenizer, "encode_to_array", corrupt)
     with pytest.raises(PrepareError, match="round trip failed"):
-        prepare(tmp_path, texts={"train": "the cat sat on the mat\n" * 30}, vocab_size=20, log=None, progress=False, pt_files=False)
+        prepare(
+            tmp_path,
+            texts={"train": "the cat sat on the mat\n" * 30},
+            vocab_size=20,
+            log=None,
+            progress=False,
+            pt_files=False,
+        )
     assert [p for p in tmp_path.rglob("*") if p.is_file()] == []
 
 
@@ -369,10 +483,34 @@ def test_an_existing_tokenizer_file_encodes_the_splits_and_nothing_is_trained(tm
     assert Tokenizer.load(tmp_path / "out" / "tokenizer.bytepair.json").fingerprint == tokenizer.fingerprint
     # the command: only typed training flags count, and they are refused with one line
     (tmp_path / "t.txt").write_text(texts["train"], encoding="utf-8")
-    status = main(["prepare", "--train", str(tmp_path / "t.txt"), "-o", str(tmp_path / "cli"), "-t", str(tmp_path / "mine.json"), "--quiet"])
+    status = main(
+        [
+            "prepare",
+            "--train",
+            str(tmp_path / "t.txt"),
+            "-o",
+            str(tmp_path / "cli"),
+            "-t",
+            str(tmp_path / "mine.json"),
+            "--quiet",
+        ]
+    )
     assert status == 0 and "nothing trained" in capsys.readouterr().out
-    status = main(["prepare", "--train", str(tmp_path / "t.txt"), "-o", str(tmp_path / "cli2"), "-t", str(tmp_path / "mine.json"),
-                   "--vocab-size", "300", "--max-chars", "0"])
+    status = main(
+        [
+            "prepare",
+            "--train",
+            str(tmp_path / "t.txt"),
+            "-o",
+            str(tmp_path / "cli2"),
+            "-t",
+            str(tmp_path / "mine.json"),
+            "--vocab-size",
+            "300",
+            "--max-chars",
+            "0",
+        ]
+    )
     error = capsys.readouterr().err
     assert status == 2 and "--max-chars, --vocab-size" in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "cli2").exists()
@@ -397,7 +535,15 @@ def test_a_published_tokenizer_encodes_wikitext_and_the_gpt_package_reads_it(tmp
     vocab = data_file("vocab")
     expected = bytepair.load(name, path=vocab)
     out = tmp_path / "out"
-    result = prepare(out, files=find_split_files(corpus), tokenizer=name, vocab_dir=vocab, char_baseline=True, log=None, progress=False)
+    result = prepare(
+        out,
+        files=find_split_files(corpus),
+        tokenizer=name,
+        vocab_dir=vocab,
+        char_baseline=True,
+        log=None,
+        progress=False,
+    )
     assert sorted(p.name for p in out.iterdir()) == sorted(["encoded_bpe", "encoded_char", written])
     assert bytepair.load(out / written).fingerprint == expected.fingerprint == result.tokenizer.fingerprint
     assert any(line.startswith(f"wrote {out / written}, ") for line in result.report)  # names the file it wrote

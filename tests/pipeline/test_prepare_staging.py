@@ -94,10 +94,20 @@ def hidden_beside(out):
 def outputs(tmp_path_factory):
     """Two corpora and the complete output of each (written once, uninterrupted)."""
     root = tmp_path_factory.mktemp("staging")
-    corpora = {name: write_wikitext_folder(root / name, sizes=(60_000, 8_000, 8_000), seed=seed) for name, seed in (("old", 1), ("new", 7))}
+    corpora = {
+        name: write_wikitext_folder(root / name, sizes=(60_000, 8_000, 8_000), seed=seed)
+        for name, seed in (("old", 1), ("new", 7))
+    }
     expected = {}
     for name, folder in corpora.items():
-        prepare(root / f"expected-{name}", files=find_split_files(folder), num_threads=2, log=None, progress=False, **SETTINGS)
+        prepare(
+            root / f"expected-{name}",
+            files=find_split_files(folder),
+            num_threads=2,
+            log=None,
+            progress=False,
+            **SETTINGS,
+        )
         expected[name] = files_in(root / f"expected-{name}")
     assert expected["old"] != expected["new"]
     return corpora, expected
@@ -117,8 +127,13 @@ def run_until_paused(out, corpus, moment, tmp_path):
     marker = tmp_path / f"paused-{moment}"
     marker.unlink(missing_ok=True)
     env = package_env(PAUSE_AT=moment, PAUSE_MARKER=str(marker))
-    child = subprocess.Popen([sys.executable, "-c", PAUSER, str(corpus), "-o", str(out), *FLAGS],
-                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, "-c", PAUSER, str(corpus), "-o", str(out), *FLAGS],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not marker.exists():
         if child.poll() is not None:

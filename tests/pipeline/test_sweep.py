@@ -35,7 +35,9 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def result(corpus):
-    return sweep(files=find_split_files(corpus), vocab_sizes=[300, 200, 250], dim=64, context=100, words=WORDS, max_chars=30_000)
+    return sweep(
+        files=find_split_files(corpus), vocab_sizes=[300, 200, 250], dim=64, context=100, words=WORDS, max_chars=30_000
+    )
 
 
 @pytest.mark.data
@@ -117,11 +119,14 @@ def test_without_matplotlib_the_error_says_what_to_install(monkeypatch):
 
 
 @pytest.mark.data
-@pytest.mark.parametrize("kwargs, message", [
-    ({"vocab_sizes": []}, "vocab_sizes must be positive integers"),
-    ({"vocab_sizes": [300, -1]}, r"\[300, -1\]"),
-    ({"dim": 0}, "dim must be a positive integer, not 0"),
-])
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"vocab_sizes": []}, "vocab_sizes must be positive integers"),
+        ({"vocab_sizes": [300, -1]}, r"\[300, -1\]"),
+        ({"dim": 0}, "dim must be a positive integer, not 0"),
+    ],
+)
 def test_bad_settings_are_refused(corpus, kwargs, message):
     with pytest.raises(DatasetError, match=message):
         sweep(files=find_split_files(corpus), **kwargs)
@@ -130,7 +135,9 @@ def test_bad_settings_are_refused(corpus, kwargs, message):
 @pytest.mark.data
 def test_the_sweep_command_prints_the_table_and_writes_the_png(tmp_path, capsys, corpus):
     pytest.importorskip("matplotlib")
-    status = main(["sweep", str(corpus), "--vocab-sizes", "200", "260", "--max-chars", "20000", "-o", str(tmp_path), "--quiet"])
+    status = main(
+        ["sweep", str(corpus), "--vocab-sizes", "200", "260", "--max-chars", "20000", "-o", str(tmp_path), "--quiet"]
+    )
     output = capsys.readouterr().out
     assert status == 0
     assert "compression" in output and "'neurocomputational':" in output
@@ -139,7 +146,20 @@ def test_the_sweep_command_prints_the_table_and_writes_the_png(tmp_path, capsys,
 
 @pytest.mark.data
 def test_the_sweep_command_prints_json_on_request(tmp_path, capsys, corpus):
-    status = main(["sweep", str(corpus), "--vocab-sizes", "200", "--max-chars", "20000", "-o", str(tmp_path), "--json", "--no-plot"])
+    status = main(
+        [
+            "sweep",
+            str(corpus),
+            "--vocab-sizes",
+            "200",
+            "--max-chars",
+            "20000",
+            "-o",
+            str(tmp_path),
+            "--json",
+            "--no-plot",
+        ]
+    )
     data = json.loads(capsys.readouterr().out)
     assert status == 0 and [row["requested"] for row in data["rows"]] == [None, 200]
     assert not (tmp_path / "sweep.png").exists()

@@ -71,11 +71,14 @@ def test_variant_picks_raw_or_tokens_when_both_are_there(tmp_path):
     assert find_split_files(tmp_path)["val"].name == "wiki.valid.raw"  # auto prefers the original text
 
 
-@pytest.mark.parametrize("names", [
-    {"train": "train.txt", "val": "val.txt", "test": "test.txt"},
-    {"train": "train.txt", "val": "validation.txt"},
-    {"train": "wikitext2_train_clean.txt", "val": "wikitext2_val_clean.txt", "test": "wikitext2_test_clean.txt"},
-])
+@pytest.mark.parametrize(
+    "names",
+    [
+        {"train": "train.txt", "val": "val.txt", "test": "test.txt"},
+        {"train": "train.txt", "val": "validation.txt"},
+        {"train": "wikitext2_train_clean.txt", "val": "wikitext2_val_clean.txt", "test": "wikitext2_test_clean.txt"},
+    ],
+)
 def test_plain_corpus_folders_and_the_seeds_clean_files_are_found(tmp_path, names):
     write_split_files(tmp_path, names)
     found = find_split_files(tmp_path)
@@ -125,10 +128,7 @@ def test_write_texts_uses_the_seeds_file_names(tmp_path):
 
 def test_clean_drops_blank_lines_strips_edges_joins_markers_keeps_unk_and_headings():
     assert clean_text(RAW["train"]) == (
-        "= Homarus =\n"
-        "Homarus is a <unk> lobster , 1,000 km long .\n"
-        "= = Life = =\n"
-        "It is blue-black .\n"
+        "= Homarus =\nHomarus is a <unk> lobster , 1,000 km long .\n= = Life = =\nIt is blue-black .\n"
     )
 
 
@@ -147,20 +147,28 @@ def test_clean_treats_crlf_as_a_line_end_and_keeps_other_separators_inside_lines
     assert clean_text(" a \r\n \r\n b\u2028c \n") == "a\nb\u2028c\n"
 
 
-@pytest.mark.parametrize("line, heading", [
-    (" = Title = ", True),
-    (" = = Section = = ", True),
-    (" = = = Sub section = = = ", True),
-    (" a = b = c ", False),
-    (" = = unbalanced = ", False),
-    (" = = = = ", False),
-    (" x = ", False),
-])
+@pytest.mark.parametrize(
+    "line, heading",
+    [
+        (" = Title = ", True),
+        (" = = Section = = ", True),
+        (" = = = Sub section = = = ", True),
+        (" a = b = c ", False),
+        (" = = unbalanced = ", False),
+        (" = = = = ", False),
+        (" x = ", False),
+    ],
+)
 def test_headings_are_balanced_runs_of_equal_signs(line, heading):
     assert is_heading(line) is heading
 
 
-LINES = st.lists(st.sampled_from([" ", "  ", " = A = ", " = = B = = ", " x @-@ y ", " 1 @,@ 0 ", " <unk> , . ", "", " \r", "é @.@ 5"]), max_size=12)
+LINES = st.lists(
+    st.sampled_from(
+        [" ", "  ", " = A = ", " = = B = = ", " x @-@ y ", " 1 @,@ 0 ", " <unk> , . ", "", " \r", "é @.@ 5"]
+    ),
+    max_size=12,
+)
 
 
 @given(lines=LINES, cut=st.integers(0, 12), cleaning=st.sampled_from(wikitext.CLEANINGS))
@@ -246,13 +254,16 @@ def test_a_safe_cut_changes_no_piece_of_any_named_pattern(text):
             assert pattern.findall(head_form) + pattern.findall(tail_form) == pattern.findall(whole), (form, name)
 
 
-@pytest.mark.parametrize("text, before", [
-    ("end . \n Next", "end ."),        # WikiText: cut before the spaces around the newline
-    ("end.\nNext", "end.\n"),          # a lone newline before a letter: cut after it
-    ("end.\n\nNext", ""),              # two newlines: cl100k joins them into one piece; no cut
-    ("end . \n", "end ."),
-    ("\n\n\n", ""),
-])
+@pytest.mark.parametrize(
+    "text, before",
+    [
+        ("end . \n Next", "end ."),  # WikiText: cut before the spaces around the newline
+        ("end.\nNext", "end.\n"),  # a lone newline before a letter: cut after it
+        ("end.\n\nNext", ""),  # two newlines: cl100k joins them into one piece; no cut
+        ("end . \n", "end ."),
+        ("\n\n\n", ""),
+    ],
+)
 def test_where_safe_cut_cuts(text, before):
     assert text[: safe_cut(text)] == before
 
@@ -278,7 +289,14 @@ def test_a_barrier_cut_changes_no_id_without_a_pattern(corpus, text, vocab, mode
     if mode == "byte":
         vocab += 256
     try:
-        tokenizer = train(corpus, mode=mode, vocab_size=vocab, min_frequency=1, base_tokens="ab c\n" if mode == "char" else None, progress=False)
+        tokenizer = train(
+            corpus,
+            mode=mode,
+            vocab_size=vocab,
+            min_frequency=1,
+            base_tokens="ab c\n" if mode == "char" else None,
+            progress=False,
+        )
     except ValueError:
         return  # nothing to learn from this corpus
     cut = barrier_cut(tokenizer)(text)
@@ -287,7 +305,9 @@ def test_a_barrier_cut_changes_no_id_without_a_pattern(corpus, text, vocab, mode
     whole = tokenizer.encode_ordinary(text)
     assert tokenizer.encode_ordinary(text[:cut]) + tokenizer.encode_ordinary(text[cut:]) == whole
     # and the reference replay agrees that no merge crosses the cut
-    pieces = reference.encode_piece(list(text) if mode == "char" else [bytes([b]) for b in text.encode()], tokenizer.merges)
+    pieces = reference.encode_piece(
+        list(text) if mode == "char" else [bytes([b]) for b in text.encode()], tokenizer.merges
+    )
     ends = set()
     length = 0
     for piece in pieces:
@@ -365,7 +385,13 @@ def test_a_zip_without_the_split_files_is_a_download_error(tmp_path, server):
     data = build_zip("wikitext-2-raw", {"train": "wiki.train.raw"})
     (root / "partial.zip").write_bytes(data)
     with pytest.raises(DownloadError, match="no 'wiki.valid.raw'"):
-        download_wikitext("raw", cache_dir=tmp_path, url=f"{base}/partial.zip", sha256=hashlib.sha256(data).hexdigest(), progress=False)
+        download_wikitext(
+            "raw",
+            cache_dir=tmp_path,
+            url=f"{base}/partial.zip",
+            sha256=hashlib.sha256(data).hexdigest(),
+            progress=False,
+        )
     assert not (tmp_path / "datasets" / "wikitext-2-raw-v1").exists()
 
 
@@ -389,9 +415,26 @@ def test_prepare_download_fetches_into_the_cache_and_prepares_from_it(tmp_path, 
     texts = {split: text * 30 for split, text in RAW.items()}
     data = build_zip("wikitext-2-raw", wikitext.WIKITEXT_FILES["raw"], texts)
     (root / "wt2.zip").write_bytes(data)
-    arguments = ["prepare", "--download", "--url", f"{base}/wt2.zip", "--sha256", hashlib.sha256(data).hexdigest(),
-                 "--cache-dir", str(tmp_path / "cache"), "-o", str(tmp_path / "out"), "--vocab-size", "60",
-                 "--cleaning", "clean", "--write-text", str(tmp_path / "text"), "--quiet", "--no-pt"]
+    arguments = [
+        "prepare",
+        "--download",
+        "--url",
+        f"{base}/wt2.zip",
+        "--sha256",
+        hashlib.sha256(data).hexdigest(),
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        "-o",
+        str(tmp_path / "out"),
+        "--vocab-size",
+        "60",
+        "--cleaning",
+        "clean",
+        "--write-text",
+        str(tmp_path / "text"),
+        "--quiet",
+        "--no-pt",
+    ]
     assert main(arguments) == 0
     assert requests == ["/wt2.zip"]
     meta = json.loads((tmp_path / "out" / "encoded_bpe" / "meta.json").read_text(encoding="utf-8"))

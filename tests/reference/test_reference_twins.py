@@ -193,7 +193,9 @@ def test_encode_piece_tiktoken_is_tiktoken(case):
     ranks, text = case
     encoding = tiktoken.Encoding("random", pat_str=r"[\s\S]+", mergeable_ranks=ranks, special_tokens={})
     by_rank = {rank: token for token, rank in ranks.items()}
-    assert [by_rank[i] for i in encoding.encode_ordinary(text)] == reference.encode_piece_tiktoken(text.encode("utf-8"), ranks)
+    assert [by_rank[i] for i in encoding.encode_ordinary(text)] == reference.encode_piece_tiktoken(
+        text.encode("utf-8"), ranks
+    )
 
 
 @pytest.mark.slow
@@ -219,9 +221,7 @@ def test_hf_keeps_the_last_rank_of_a_pair_listed_twice():
 # -- counting pieces -------------------------------------------------------------------------
 
 TEXT_PARTS = ["the", " cat", "  ", "\n", "\r\n", "sat.", "123456", "don't", "é", "人人", "😀", " ", "\t", "X"]
-documents_strategy = st.lists(
-    st.lists(st.sampled_from(TEXT_PARTS), max_size=30).map("".join), min_size=1, max_size=6
-)
+documents_strategy = st.lists(st.lists(st.sampled_from(TEXT_PARTS), max_size=30).map("".join), min_size=1, max_size=6)
 
 
 @pytest.mark.slow

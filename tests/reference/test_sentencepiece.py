@@ -100,8 +100,21 @@ def test_decode_rules():
 
 ALPHABET = "ab c▁é\n"
 RANDOM_PIECES = model_pieces(
-    [("▁", -1.0), ("a", -2.0), ("b", -3.0), ("c", -4.0), ("▁a", -5.0), ("ab", -5.0), ("ba", -6.0),
-     ("▁ab", -7.0), ("aba", -7.0), ("bab", -8.0), ("▁▁", -1e9), ("cc", -9.0), ("▁c", -9.0)]
+    [
+        ("▁", -1.0),
+        ("a", -2.0),
+        ("b", -3.0),
+        ("c", -4.0),
+        ("▁a", -5.0),
+        ("ab", -5.0),
+        ("ba", -6.0),
+        ("▁ab", -7.0),
+        ("aba", -7.0),
+        ("bab", -8.0),
+        ("▁▁", -1e9),
+        ("cc", -9.0),
+        ("▁c", -9.0),
+    ]
 )
 
 
@@ -164,7 +177,11 @@ def write_model(pieces, *, byte_fallback=True, model_type=2, add_dummy_prefix=Tr
     for piece, score, kind in pieces:
         body = _field(1, 2, piece.encode()) + _field(2, 5, struct.pack("<f", score)) + _field(3, 0, _varint(kind))
         out += _field(1, 2, body)
-    trainer = _field(3, 0, _varint(model_type)) + _field(35, 0, _varint(int(byte_fallback))) + _field(4, 0, _varint(len(pieces)))
+    trainer = (
+        _field(3, 0, _varint(model_type))
+        + _field(35, 0, _varint(int(byte_fallback)))
+        + _field(4, 0, _varint(len(pieces)))
+    )
     normalizer = _field(1, 2, b"identity") + _field(3, 0, _varint(int(add_dummy_prefix))) + _field(4, 0, _varint(0))
     return out + _field(2, 2, trainer) + _field(3, 2, normalizer)
 
@@ -174,7 +191,12 @@ def test_reader_reads_what_was_written(tmp_path):
     path.write_bytes(write_model(RANDOM_PIECES))
     proto = read_model_proto(path.read_bytes(), str(path))
     assert [tuple(p) for p in proto.pieces] == [(p, pytest.approx(s), k) for p, s, k in RANDOM_PIECES]
-    assert (proto.model_type, proto.byte_fallback, proto.add_dummy_prefix, proto.remove_extra_whitespaces) == ("bpe", True, True, False)
+    assert (proto.model_type, proto.byte_fallback, proto.add_dummy_prefix, proto.remove_extra_whitespaces) == (
+        "bpe",
+        True,
+        True,
+        False,
+    )
     tok = bytepair.load(path)
     assert tok.encode_ordinary("ab ab") == SentencePieceBPE(RANDOM_PIECES, byte_fallback=True).encode("ab ab")
 

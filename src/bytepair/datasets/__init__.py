@@ -23,4 +23,12 @@ from .corpus import encode_corpus
 from .shards import open_shards
 from .wikitext import clean_text, download_wikitext, find_split_files, load_wikitext, write_texts
 
-__all__ = ["clean_text", "download_wikitext", "encode_corpus", "find_split_files", "load_wikitext", "open_shards", "write_texts"]
+__all__ = [
+    "clean_text",
+    "download_wikitext",
+    "encode_corpus",
+    "find_split_files",
+    "load_wikitext",
+    "open_shards",
+    "write_texts",
+]

@@ -153,7 +153,7 @@ def read_file_blocks(path, read_chars):
                     where = line + data[: max(error.start, 0)].count(b"\n")
                     raise DatasetError(
                         f"{str(path)!r} is not UTF-8 text (byte {bad}, line {where}: "
-                        f"{data[error.start:error.start + 1]!r}); convert it to UTF-8 first"
+                        f"{data[error.start : error.start + 1]!r}); convert it to UTF-8 first"
                     ) from None
                 offset += len(data)
                 line += data.count(b"\n")

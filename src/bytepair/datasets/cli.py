@@ -36,14 +36,41 @@ def register(subparsers):
 
 
 def _add_corpus_options(parser):
-    parser.add_argument("source", nargs="?", type=Path, default=None, help="folder with the split files (WikiText-2 raw or tokens names, or train.txt/val.txt/test.txt)")
-    parser.add_argument("--train", type=Path, default=None, metavar="FILE", help="training split file (instead of SOURCE)")
+    parser.add_argument(
+        "source",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="folder with the split files (WikiText-2 raw or tokens names, or train.txt/val.txt/test.txt)",
+    )
+    parser.add_argument(
+        "--train", type=Path, default=None, metavar="FILE", help="training split file (instead of SOURCE)"
+    )
     parser.add_argument("--val", type=Path, default=None, metavar="FILE", help="validation split file")
     parser.add_argument("--test", type=Path, default=None, metavar="FILE", help="test split file")
-    parser.add_argument("--variant", choices=("auto", "raw", "tokens"), default="auto", help="which WikiText-2 files to use (--download: auto means raw)")
-    parser.add_argument("--cleaning", choices=CLEANINGS, default="none", help="none keeps the files exactly; clean drops empty lines, strips line edges, joins @-@ @,@ @.@")
-    parser.add_argument("--download", action="store_true", help="download WikiText-2 into the cache (only the first time) instead of SOURCE")
-    parser.add_argument("--cache-dir", type=Path, default=cache_folder(), help="download cache ($BYTEPAIR_CACHE, else $XDG_CACHE_HOME/bytepair or ~/.cache/bytepair)")
+    parser.add_argument(
+        "--variant",
+        choices=("auto", "raw", "tokens"),
+        default="auto",
+        help="which WikiText-2 files to use (--download: auto means raw)",
+    )
+    parser.add_argument(
+        "--cleaning",
+        choices=CLEANINGS,
+        default="none",
+        help="none keeps the files exactly; clean drops empty lines, strips line edges, joins @-@ @,@ @.@",
+    )
+    parser.add_argument(
+        "--download",
+        action="store_true",
+        help="download WikiText-2 into the cache (only the first time) instead of SOURCE",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=cache_folder(),
+        help="download cache ($BYTEPAIR_CACHE, else $XDG_CACHE_HOME/bytepair or ~/.cache/bytepair)",
+    )
     parser.add_argument("--url", default=None, help="download from this mirror instead of the public address")
     parser.add_argument("--sha256", default=None, help="expected SHA-256 of the zip, if it is not the published one")
 
@@ -64,21 +91,58 @@ def _add_prepare(subparsers):
     _add_corpus_options(parser)
     _add_training(parser)
     parser.add_argument("-o", "--output", type=Path, default=Path("prepared"), help="output folder OUT")
-    parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
-    parser.add_argument("-t", "--tokenizer", default=None, help="encode with this tokenizer instead of training one: a published name (gpt2, cl100k_base, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file")
-    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name, for --tokenizer (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
-    parser.add_argument("--char-baseline", action="store_true", help="also write OUT/encoded_char/, a character-level encoding of the same text (for `bytepair gpt compare`)")
+    parser.add_argument(
+        "--workers", type=int, dest="num_threads", help=argparse.SUPPRESS
+    )  # deprecated name of --num-threads
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        default=None,
+        help="encode with this tokenizer instead of training one: a published name (gpt2, cl100k_base, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file",
+    )
+    parser.add_argument(
+        "--vocab-dir",
+        type=Path,
+        default=None,
+        help="folder holding vocabularies by name, for --tokenizer (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
+    )
+    parser.add_argument(
+        "--char-baseline",
+        action="store_true",
+        help="also write OUT/encoded_char/, a character-level encoding of the same text (for `bytepair gpt compare`)",
+    )
     parser.add_argument("--pt", action="store_true", help="also write the torch *_ids.pt files (needs torch)")
-    parser.add_argument("--no-pt", action="store_true", help=argparse.SUPPRESS)  # the old default wrote them; now --pt asks
-    parser.add_argument("--block-chars", type=int, default=ENCODE_BLOCK_CHARS, help="block size for large splits, in characters")
-    parser.add_argument("--write-text", type=Path, default=None, metavar="DIR", help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt")
+    parser.add_argument(
+        "--no-pt", action="store_true", help=argparse.SUPPRESS
+    )  # the old default wrote them; now --pt asks
+    parser.add_argument(
+        "--block-chars", type=int, default=ENCODE_BLOCK_CHARS, help="block size for large splits, in characters"
+    )
+    parser.add_argument(
+        "--write-text",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also write each (cleaned) split as DIR/wikitext2_{split}_clean.txt",
+    )
     parser.set_defaults(run=_run_prepare, training_defaults=_training_defaults(parser))
 
 
 def _training_defaults(parser):
     """The training options a parser gives when no training flag is typed."""
-    names = ("mode", "vocab_size", "min_frequency", "max_chars", "pattern", "normalization", "special", "byte_fallback",
-             "num_threads", "verbose", "quiet")
+    names = (
+        "mode",
+        "vocab_size",
+        "min_frequency",
+        "max_chars",
+        "pattern",
+        "normalization",
+        "special",
+        "byte_fallback",
+        "num_threads",
+        "verbose",
+        "quiet",
+    )
     return argparse.Namespace(**{name: parser.get_default(name) for name in names})
 
 
@@ -97,16 +161,32 @@ def _add_sweep(subparsers):
         if action.dest == "vocab_size":
             action.help = argparse.SUPPRESS  # --vocab-sizes replaces it
             action.default = None
-    parser.add_argument("--vocab-sizes", type=int, nargs="+", default=list(DEFAULT_VOCAB_SIZES), metavar="N", help="vocabulary sizes to compare")
+    parser.add_argument(
+        "--vocab-sizes",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_VOCAB_SIZES),
+        metavar="N",
+        help="vocabulary sizes to compare",
+    )
     parser.add_argument("--dim", type=int, default=128, help="embedding dimension for the embedding-size column")
     parser.add_argument("--context", type=int, default=128, help="tokens of validation whose characters are counted")
-    parser.add_argument("--words", nargs="+", default=list(RARE_WORDS), metavar="WORD", help="words whose pieces are shown")
+    parser.add_argument(
+        "--words", nargs="+", default=list(RARE_WORDS), metavar="WORD", help="words whose pieces are shown"
+    )
     parser.add_argument("-o", "--output", type=Path, default=Path("sweep"), help="folder for sweep.json and sweep.png")
-    parser.add_argument("--workers", type=int, dest="num_threads", help=argparse.SUPPRESS)  # deprecated name of --num-threads
+    parser.add_argument(
+        "--workers", type=int, dest="num_threads", help=argparse.SUPPRESS
+    )  # deprecated name of --num-threads
     parser.add_argument("--json", action="store_true", help="print the results as JSON instead of the table")
     parser.add_argument("--no-plot", action="store_true", help="do not draw sweep.png (no matplotlib needed)")
-    parser.add_argument("--no-check-prefixes", dest="check_prefixes", action="store_false", default=argparse.SUPPRESS,
-                        help="trust the smaller sizes taken as prefixes of the largest training, without training each to compare")
+    parser.add_argument(
+        "--no-check-prefixes",
+        dest="check_prefixes",
+        action="store_false",
+        default=argparse.SUPPRESS,
+        help="trust the smaller sizes taken as prefixes of the largest training, without training each to compare",
+    )
     parser.set_defaults(run=_run_sweep)
 
 
@@ -118,7 +198,11 @@ def split_files(args):
     from .wikitext import download_wikitext, find_split_files
 
     explicit = {name: getattr(args, name) for name in SPLITS if getattr(args, name) is not None}
-    chosen = [what for what, given in (("SOURCE", args.source), ("--train/--val/--test", explicit), ("--download", args.download)) if given]
+    chosen = [
+        what
+        for what, given in (("SOURCE", args.source), ("--train/--val/--test", explicit), ("--download", args.download))
+        if given
+    ]
     if len(chosen) != 1:
         raise UsageError(
             "give the corpus one way: a SOURCE folder, --train FILE (with --val/--test), or --download"
@@ -130,7 +214,9 @@ def split_files(args):
         return explicit
     if args.download:
         variant = "raw" if args.variant == "auto" else args.variant
-        folder = download_wikitext(variant, cache_dir=args.cache_dir, url=args.url, sha256=args.sha256, progress=False if args.quiet else None)
+        folder = download_wikitext(
+            variant, cache_dir=args.cache_dir, url=args.url, sha256=args.sha256, progress=False if args.quiet else None
+        )
         return find_split_files(folder, variant=variant)
     return find_split_files(args.source, variant=args.variant)
 
@@ -180,15 +266,26 @@ def _run_sweep(args):
     from .sweep import check_plotting, sweep, table, write_outputs
 
     if args.vocab_size is not None:
-        raise UsageError(f"sweep compares several sizes: use --vocab-sizes {args.vocab_size} ... instead of --vocab-size")
+        raise UsageError(
+            f"sweep compares several sizes: use --vocab-sizes {args.vocab_size} ... instead of --vocab-size"
+        )
     if not args.no_plot:
         check_plotting()  # before the work, not after it
     files = split_files(args)
     options = _training_options(args)
     options.pop("vocab_size")
     log = None if args.quiet or args.json else (lambda line: print(line, file=sys.stderr))
-    result = sweep(files=files, vocab_sizes=args.vocab_sizes, dim=args.dim, context=args.context, words=args.words,
-                   cleaning=args.cleaning, log=log, check_prefixes=getattr(args, "check_prefixes", True), **options)
+    result = sweep(
+        files=files,
+        vocab_sizes=args.vocab_sizes,
+        dim=args.dim,
+        context=args.context,
+        words=args.words,
+        cleaning=args.cleaning,
+        log=log,
+        check_prefixes=getattr(args, "check_prefixes", True),
+        **options,
+    )
     paths = write_outputs(result, args.output, plot=not args.no_plot)
     if args.json:
         print(result.to_json())
@@ -208,29 +305,95 @@ def _add_encode_corpus(subparsers):
         help="encode a corpus (text, JSON Lines, Parquet) with any tokenizer into np.memmap-ready shards",
         description="Stream the documents of INPUT... through a tokenizer into OUT/train.bin (and val.bin, or shards) with OUT/meta.json.",
         epilog="Example: bytepair encode-corpus data/*.jsonl.gz -t gpt2 -o out --val-fraction 0.01; then "
-               "np.memmap('out/train.bin', dtype=np.uint16, mode='r') in the training loop.",
+        "np.memmap('out/train.bin', dtype=np.uint16, mode='r') in the training loop.",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="files, folders (recursive), globs of .txt/.jsonl/.json/.parquet (optionally .gz/.zst), or - for standard input")
-    parser.add_argument("-t", "--tokenizer", required=True, help="a published name (gpt2, cl100k_base, o200k_base, llama3, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="files, folders (recursive), globs of .txt/.jsonl/.json/.parquet (optionally .gz/.zst), or - for standard input",
+    )
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        help="a published name (gpt2, cl100k_base, o200k_base, llama3, ...), a .tiktoken file, an HF tokenizer.json or a bytepair tokenizer file",
+    )
     parser.add_argument("-o", "--output", type=Path, required=True, help="output folder OUT")
-    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument(
+        "--vocab-dir",
+        type=Path,
+        default=None,
+        help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
+    )
     parser.add_argument("--text-field", default="text", help="JSON field / Parquet column holding the text")
-    parser.add_argument("--split-on", default=None, metavar="REGEX", help="cut text files into documents at this regex (e.g. '\\n\\s*\\n' for blank lines); default: one document per file")
-    parser.add_argument("--eot", default="auto", metavar="TOKEN", help="special token after every document; auto: the tokenizer's end-of-text token if it has one; none: nothing")
-    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens whose strings in documents become special ids, or 'all'; others are encoded as text")
-    parser.add_argument("--val-fraction", type=float, default=None, metavar="F", help="each document goes to val.bin with probability F")
-    parser.add_argument("--val-documents", type=int, default=None, metavar="N", help="exactly N documents go to val.bin (reads the inputs twice)")
+    parser.add_argument(
+        "--split-on",
+        default=None,
+        metavar="REGEX",
+        help="cut text files into documents at this regex (e.g. '\\n\\s*\\n' for blank lines); default: one document per file",
+    )
+    parser.add_argument(
+        "--eot",
+        default="auto",
+        metavar="TOKEN",
+        help="special token after every document; auto: the tokenizer's end-of-text token if it has one; none: nothing",
+    )
+    parser.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="comma-separated special tokens whose strings in documents become special ids, or 'all'; others are encoded as text",
+    )
+    parser.add_argument(
+        "--val-fraction", type=float, default=None, metavar="F", help="each document goes to val.bin with probability F"
+    )
+    parser.add_argument(
+        "--val-documents",
+        type=int,
+        default=None,
+        metavar="N",
+        help="exactly N documents go to val.bin (reads the inputs twice)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the validation split")
-    parser.add_argument("--shard-tokens", type=int, default=None, metavar="N", help="shards of at most N tokens (SPLIT_000000.bin, ...); default one file per split")
-    parser.add_argument("--resume", action="store_true", help="continue an interrupted run of the same command after its last complete shard")
-    parser.add_argument("--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first")
-    parser.add_argument("--num-threads", type=int, default=None, help="encoding threads (default: one per core; with --ray: per worker, default 1)")
+    parser.add_argument(
+        "--shard-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="shards of at most N tokens (SPLIT_000000.bin, ...); default one file per split",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue an interrupted run of the same command after its last complete shard",
+    )
+    parser.add_argument(
+        "--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first"
+    )
+    parser.add_argument(
+        "--num-threads",
+        type=int,
+        default=None,
+        help="encoding threads (default: one per core; with --ray: per worker, default 1)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
-    parser.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
-                        help="read and encode on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
-                             "--num-threads is then per worker; put --ray after the inputs")
-    parser.add_argument("--workers", type=int, default=None, help="with --ray: encoding workers (default: the cluster's CPUs over --num-threads)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="read and encode on a Ray cluster (auto: the one this machine belongs to; alone: a Ray started here); "
+        "--num-threads is then per worker; put --ray after the inputs",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="with --ray: encoding workers (default: the cluster's CPUs over --num-threads)",
+    )
     parser.set_defaults(run=_run_encode_corpus)
 
 
@@ -262,6 +425,10 @@ def _run_encode_corpus(args):
         skip_bad=args.skip_bad,
         **options,
         progress=False if args.quiet else None,
-        log=lambda line: print(line, file=sys.stderr) if line.startswith(("resuming", "removing", "nothing", "interrupted")) else print(line),
+        log=lambda line: (
+            print(line, file=sys.stderr)
+            if line.startswith(("resuming", "removing", "nothing", "interrupted"))
+            else print(line)
+        ),
     )
     return 0

@@ -112,15 +112,50 @@ def encode_corpus(
     ``MissingDependencyError`` when an input needs pyarrow or zstandard.
     """
     return run_encoding(
-        _Pipeline, inputs, tokenizer, out, vocab_dir=vocab_dir, text_field=text_field, split_on=split_on, eot=eot,
-        allowed_special=allowed_special, val_fraction=val_fraction, val_documents=val_documents, seed=seed,
-        shard_tokens=shard_tokens, resume=resume, skip_bad=skip_bad, num_threads=num_threads, chunk_bytes=chunk_bytes,
-        progress=progress, log=log,
+        _Pipeline,
+        inputs,
+        tokenizer,
+        out,
+        vocab_dir=vocab_dir,
+        text_field=text_field,
+        split_on=split_on,
+        eot=eot,
+        allowed_special=allowed_special,
+        val_fraction=val_fraction,
+        val_documents=val_documents,
+        seed=seed,
+        shard_tokens=shard_tokens,
+        resume=resume,
+        skip_bad=skip_bad,
+        num_threads=num_threads,
+        chunk_bytes=chunk_bytes,
+        progress=progress,
+        log=log,
     )
 
 
-def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field, split_on, eot, allowed_special,
-                 val_fraction, val_documents, seed, shard_tokens, resume, skip_bad, num_threads, chunk_bytes, progress, log):
+def run_encoding(
+    make_pipeline,
+    inputs,
+    tokenizer,
+    out,
+    *,
+    vocab_dir,
+    text_field,
+    split_on,
+    eot,
+    allowed_special,
+    val_fraction,
+    val_documents,
+    seed,
+    shard_tokens,
+    resume,
+    skip_bad,
+    num_threads,
+    chunk_bytes,
+    progress,
+    log,
+):
     """``encode_corpus`` with the read and encode stages of ``make_pipeline`` (called with the
     arguments of ``_Pipeline``): everything else (options, resume, shard writers, split chooser,
     ``meta.json``) is shared, so another pipeline that gives the same ids in the same order
@@ -134,12 +169,22 @@ def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field
     sources = find_inputs(inputs)
     check_readers(sources)
     if any(s.path == "-" for s in sources) and (val_documents is not None or resume):
-        raise UsageError("standard input can be read only once: use val_fraction instead of val_documents, and no resume")
+        raise UsageError(
+            "standard input can be read only once: use val_fraction instead of val_documents, and no resume"
+        )
     out = Path(out)
     _check_replaceable(out)
     read_options = {"text_field": text_field, "split_on": split_on, "skip_bad": skip_bad}
-    options = {**read_options, "split_on": getattr(split_on, "pattern", split_on), "eot": eot_token, "allowed_special": sorted(allowed),
-               "val_fraction": val_fraction, "val_documents": val_documents, "seed": seed, "shard_tokens": shard_tokens}
+    options = {
+        **read_options,
+        "split_on": getattr(split_on, "pattern", split_on),
+        "eot": eot_token,
+        "allowed_special": sorted(allowed),
+        "val_fraction": val_fraction,
+        "val_documents": val_documents,
+        "seed": seed,
+        "shard_tokens": shard_tokens,
+    }
     dtype = _shards.array_dtype(tokenizer.vocab_size)
     fingerprint = tokenizer.fingerprint  # computed once: it hashes the whole vocabulary
     run = {"fingerprint": fingerprint, "inputs": [s.describe() for s in sources], "options": options}
@@ -148,12 +193,27 @@ def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field
     with FolderLock(out), sigterm_as_interrupt():
         partial = sibling(out, "partial")
         done = _start(partial, out, run, resume, dtype, log)
-        chooser = SplitChooser(val_fraction=val_fraction, val_documents=val_documents, seed=seed,
-                               total=count_documents(sources, **read_options) if val_documents is not None else None)
+        chooser = SplitChooser(
+            val_fraction=val_fraction,
+            val_documents=val_documents,
+            seed=seed,
+            total=count_documents(sources, **read_options) if val_documents is not None else None,
+        )
         splits = SPLITS if chooser.has_val else SPLITS[:1]
-        writers = {s: _shards.ShardWriter(partial, s, dtype, shard_tokens, start=done.get(s, ()),
-                                          on_shard=lambda shard: _shards.record_shard(partial, shard)) for s in splits}
-        pipeline = make_pipeline(sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress)
+        writers = {
+            s: _shards.ShardWriter(
+                partial,
+                s,
+                dtype,
+                shard_tokens,
+                start=done.get(s, ()),
+                on_shard=lambda shard: _shards.record_shard(partial, shard),
+            )
+            for s in splits
+        }
+        pipeline = make_pipeline(
+            sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress
+        )
         try:
             pipeline.run()
             for writer in writers.values():
@@ -163,7 +223,9 @@ def run_encoding(make_pipeline, inputs, tokenizer, out, *, vocab_dir, text_field
                 writer.discard()
             if log is not None and isinstance(sys.exc_info()[1], KeyboardInterrupt):
                 kept = sum(len(w.shards) for w in writers.values())
-                log(f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue")
+                log(
+                    f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue"
+                )
             raise
         meta = _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
         text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
@@ -192,7 +254,9 @@ def resolve_tokenizer(tokenizer, vocab_dir=None):
         loaded = bytepair.load(spec)
         return loaded, getattr(loaded, "name", None) or Path(spec).name
     if Path(spec).is_dir():
-        raise UsageError(f"tokenizer {spec!r} is a folder; give a tokenizer file or a published name (gpt2, cl100k_base, o200k_base, llama3, ...)")
+        raise UsageError(
+            f"tokenizer {spec!r} is a folder; give a tokenizer file or a published name (gpt2, cl100k_base, o200k_base, llama3, ...)"
+        )
     loaded = bytepair.load(spec, path=vocab_dir)
     return loaded, getattr(loaded, "name", None) or spec
 
@@ -214,7 +278,9 @@ def end_of_text(tokenizer, eot="auto"):
         return None, None
     if eot not in specials:
         shown = ", ".join(map(repr, sorted(specials))) or "none"
-        raise UsageError(f"--eot {eot!r} is not a special token of this tokenizer (its special tokens: {shown}); choose one of them, or 'none'")
+        raise UsageError(
+            f"--eot {eot!r} is not a special token of this tokenizer (its special tokens: {shown}); choose one of them, or 'none'"
+        )
     return eot, specials[eot]
 
 
@@ -226,7 +292,9 @@ def _allowed(tokenizer, allowed_special):
         allowed_special = [t for t in allowed_special.split(",") if t]
     unknown = sorted(set(allowed_special) - set(specials))
     if unknown:
-        raise UsageError(f"--allowed-special names {unknown!r}, which are not special tokens of this tokenizer (it has {sorted(specials)!r})")
+        raise UsageError(
+            f"--allowed-special names {unknown!r}, which are not special tokens of this tokenizer (it has {sorted(specials)!r})"
+        )
     return frozenset(allowed_special)
 
 
@@ -235,8 +303,15 @@ def _check_options(val_fraction, val_documents, shard_tokens, num_threads, chunk
         raise UsageError("give --val-fraction or --val-documents, not both")
     if val_fraction is not None and not (0 <= val_fraction < 1):
         raise UsageError(f"--val-fraction must be at least 0 and below 1, not {val_fraction!r}")
-    for flag, value in (("--val-documents", val_documents), ("--shard-tokens", shard_tokens), ("--num-threads", num_threads), ("chunk_bytes", chunk_bytes)):
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < (0 if flag == "--val-documents" else 1)):
+    for flag, value in (
+        ("--val-documents", val_documents),
+        ("--shard-tokens", shard_tokens),
+        ("--num-threads", num_threads),
+        ("chunk_bytes", chunk_bytes),
+    ):
+        if value is not None and (
+            not isinstance(value, int) or isinstance(value, bool) or value < (0 if flag == "--val-documents" else 1)
+        ):
             raise UsageError(f"{flag} must be a positive integer, not {value!r}")
 
 
@@ -248,7 +323,9 @@ def _check_replaceable(out):
         try:
             _shards.read_meta(out)
         except PreparedDataError:
-            raise UsageError(f"output folder {str(out)!r} is not empty and is not an earlier encode-corpus output; choose another folder or empty it") from None
+            raise UsageError(
+                f"output folder {str(out)!r} is not empty and is not an earlier encode-corpus output; choose another folder or empty it"
+            ) from None
 
 
 def _start(partial, out, run, resume, dtype, log):
@@ -259,7 +336,11 @@ def _start(partial, out, run, resume, dtype, log):
         except ValueError:
             before = None
         if before != run:
-            changed = [k for k in ("fingerprint", "inputs", "options") if not isinstance(before, dict) or before.get(k) != run[k]]
+            changed = [
+                k
+                for k in ("fingerprint", "inputs", "options")
+                if not isinstance(before, dict) or before.get(k) != run[k]
+            ]
             raise UsageError(
                 f"the interrupted run in {partial} was asked for something else (its {', '.join(changed)} differ); "
                 "run the same command as before with --resume, or run without --resume to start over"
@@ -313,7 +394,9 @@ class SplitChooser:
         if block != self._block:
             # One generator per block of indices: document i's draw does not depend on how the
             # documents were read or where a resumed run started.
-            self._draws = np.random.Generator(np.random.PCG64([self.seed, block])).random(_CHOOSER_BLOCK) < self.fraction
+            self._draws = (
+                np.random.Generator(np.random.PCG64([self.seed, block])).random(_CHOOSER_BLOCK) < self.fraction
+            )
             self._block = block
         return int(self._draws[index % _CHOOSER_BLOCK])
 
@@ -330,10 +413,12 @@ class SplitChooser:
             index = start + done
             block, offset = divmod(index, _CHOOSER_BLOCK)
             if block != self._block:
-                self._draws = np.random.Generator(np.random.PCG64([self.seed, block])).random(_CHOOSER_BLOCK) < self.fraction
+                self._draws = (
+                    np.random.Generator(np.random.PCG64([self.seed, block])).random(_CHOOSER_BLOCK) < self.fraction
+                )
                 self._block = block
             take = min(count - done, _CHOOSER_BLOCK - offset)
-            found[done:done + take] = self._draws[offset:offset + take]
+            found[done : done + take] = self._draws[offset : offset + take]
             done += take
         return found
 
@@ -400,8 +485,9 @@ def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset
         >>> ids.tolist(), lengths.tolist()                                             # doctest: +SKIP
         ([31373, 995, 50256, 5303, 50256], [3, 2])
     """
-    ids, offsets = tokenizer.encode_batch_to_array(texts, num_threads=num_threads, dtype=dtype, allowed_special=allowed_special,
-                                                   disallowed_special=())
+    ids, offsets = tokenizer.encode_batch_to_array(
+        texts, num_threads=num_threads, dtype=dtype, allowed_special=allowed_special, disallowed_special=()
+    )
     return with_eot(ids, np.asarray(offsets, dtype=np.int64), eot_id)
 
 
@@ -455,7 +541,9 @@ class PipelineBase:
     """What ``run_encoding`` reads from a pipeline once it has run, and what every pipeline is
     made with (its arguments are ``make_pipeline``'s)."""
 
-    def __init__(self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress):
+    def __init__(
+        self, sources, read_options, chooser, tokenizer, allowed, eot_id, writers, threads, chunk_bytes, progress
+    ):
         self.sources, self.read_options = sources, read_options
         self.tokenizer, self.allowed, self.eot_id, self.writers = tokenizer, allowed, eot_id, writers
         self.dtype = next(iter(writers.values())).dtype.name  # "uint16" or "uint32", as the encoders take it
@@ -491,8 +579,14 @@ class _Pipeline(PipelineBase):
                 chunk = self._get(to_encode)
                 if chunk is _END:
                     break
-                ids, lengths = encode_documents(self.tokenizer, chunk.texts, eot_id=self.eot_id, allowed_special=self.allowed,
-                                                num_threads=self.threads, dtype=self.dtype)
+                ids, lengths = encode_documents(
+                    self.tokenizer,
+                    chunk.texts,
+                    eot_id=self.eot_id,
+                    allowed_special=self.allowed,
+                    num_threads=self.threads,
+                    dtype=self.dtype,
+                )
                 self.encoded_documents += len(chunk.texts)
                 chunk.texts = None  # encoded: the text need not wait for the writer
                 self._put(to_write, (chunk, ids, lengths))
@@ -500,7 +594,9 @@ class _Pipeline(PipelineBase):
                 self.encoded_bytes += chunk.read_bytes
                 if bar is not None:
                     bar.update(chunk.read_bytes)
-                    bar.set_postfix(docs=f"{self.encoded_documents:,}", tokens=f"{self.encoded_tokens:,}", refresh=False)
+                    bar.set_postfix(
+                        docs=f"{self.encoded_documents:,}", tokens=f"{self.encoded_tokens:,}", refresh=False
+                    )
             self._put(to_write, _END)
             writer.join()
             self._raise_errors()
@@ -631,8 +727,10 @@ def _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipel
         "eot": eot_token,
         "eot_id": eot_id,
         "splits": splits,
-        "order": ("inputs in the order listed (folders and globs sorted by path), documents in file order; "
-                  "each split keeps that order; every document is followed by eot_id when it is not null"),
+        "order": (
+            "inputs in the order listed (folders and globs sorted by path), documents in file order; "
+            "each split keeps that order; every document is followed by eot_id when it is not null"
+        ),
         "documents": {
             "total": pipeline.documents,
             "empty_dropped": pipeline.stats.empty,
@@ -650,18 +748,29 @@ def summary(meta, pipeline, seconds, out):
     """The report lines: totals, speed, and what was skipped or encoded as text."""
     tokens = sum(s["tokens"] for s in meta["splits"].values())
     text_bytes = sum(s["bytes"] for s in meta["splits"].values())
-    parts = ", ".join(f"{name} {s['documents']:,} documents {s['tokens']:,} tokens in {len(s['shards'])} file(s)" for name, s in meta["splits"].items())
+    parts = ", ".join(
+        f"{name} {s['documents']:,} documents {s['tokens']:,} tokens in {len(s['shards'])} file(s)"
+        for name, s in meta["splits"].items()
+    )
     speed = pipeline.encoded_bytes / seconds / 1e6 if seconds else 0.0
     rate = pipeline.encoded_tokens / max(seconds, 1e-9)
-    lines = [(f"encoded {meta['documents']['total']:,} documents ({text_bytes / 1e6:,.1f} MB) into {tokens:,} {meta['dtype']} tokens "
-              f"in {seconds:.1f}s ({speed:,.1f} MB/s, {rate:,.0f} tokens/s): {parts}; wrote {out}")]
+    lines = [
+        (
+            f"encoded {meta['documents']['total']:,} documents ({text_bytes / 1e6:,.1f} MB) into {tokens:,} {meta['dtype']} tokens "
+            f"in {seconds:.1f}s ({speed:,.1f} MB/s, {rate:,.0f} tokens/s): {parts}; wrote {out}"
+        )
+    ]
     documents = meta["documents"]
     if documents["bad_skipped"]:
-        lines.append("skipped bad documents: " + ", ".join(f"{count:,} {reason}" for reason, count in documents["bad_skipped"].items()))
+        lines.append(
+            "skipped bad documents: "
+            + ", ".join(f"{count:,} {reason}" for reason, count in documents["bad_skipped"].items())
+        )
     if documents["special_strings_as_text"]:
         shown = ", ".join(f"{t!r} x{c:,}" for t, c in documents["special_strings_as_text"].items())
-        lines.append(f"special-token strings in the documents were encoded as ordinary text: {shown}; pass --allowed-special to encode them as special tokens")
+        lines.append(
+            f"special-token strings in the documents were encoded as ordinary text: {shown}; pass --allowed-special to encode them as special tokens"
+        )
     if meta["eot"] is None:
         lines.append("no end-of-text token between documents (the tokenizer has none, or --eot none)")
     return lines
-

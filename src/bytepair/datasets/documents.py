@@ -66,7 +66,13 @@ class Input:
     mtime: float | None = None
 
     def describe(self):
-        return {"path": self.path, "format": self.format, "compression": self.compression, "size": self.size, "mtime": self.mtime}
+        return {
+            "path": self.path,
+            "format": self.format,
+            "compression": self.compression,
+            "size": self.size,
+            "mtime": self.mtime,
+        }
 
 
 @dataclass
@@ -119,7 +125,11 @@ def find_inputs(items, *, other_files_as_text=False):
             else:
                 found.append(_file_input(path, explicit=True))
         elif path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0])
+            files = sorted(
+                p
+                for p in path.rglob("*")
+                if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0]
+            )
             if not files:
                 raise UsageError(f"folder {item!r} holds no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
             found.extend(_file_input(p) for p in files)
@@ -129,10 +139,14 @@ def find_inputs(items, *, other_files_as_text=False):
                 raise UsageError(f"pattern {item!r} matches no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
             found.extend(_file_input(p) for p in files)
         elif path.exists():
-            raise UsageError(f"input {item!r} is not a regular file or folder (a device or a pipe); give files, folders, "
-                             "globs or - for standard input")
+            raise UsageError(
+                f"input {item!r} is not a regular file or folder (a device or a pipe); give files, folders, "
+                "globs or - for standard input"
+            )
         else:
-            raise UsageError(f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input")
+            raise UsageError(
+                f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input"
+            )
     return found
 
 
@@ -177,7 +191,9 @@ def read_documents(source, *, text_field="text", split_on=None, skip_bad=False, 
     NOTE: a separator is searched in windows of 4M characters; a pattern whose match depends on
     text more than 64K characters away is not supported.
     """
-    for text, _ in read_sized_documents(source, text_field=text_field, split_on=split_on, skip_bad=skip_bad, stats=stats):
+    for text, _ in read_sized_documents(
+        source, text_field=text_field, split_on=split_on, skip_bad=skip_bad, stats=stats
+    ):
         yield text
 
 
@@ -211,20 +227,30 @@ def _compiled(split_on):
 
 class _Reader:
     def __init__(self, source, text_field, split_on, skip_bad, stats):
-        self.source, self.field, self.split_on, self.skip_bad, self.stats = source, text_field, split_on, skip_bad, stats
+        self.source, self.field, self.split_on, self.skip_bad, self.stats = (
+            source,
+            text_field,
+            split_on,
+            skip_bad,
+            stats,
+        )
         self.name = "standard input" if source.path == "-" else source.path
 
     def bad(self, where, problem, reason):
         if self.skip_bad:
             self.stats.skip(reason)
             return
-        raise DocumentError(f"{self.name}, {where}: {problem}; fix or remove it, or pass --skip-bad (skip_bad=True) to skip bad documents")
+        raise DocumentError(
+            f"{self.name}, {where}: {problem}; fix or remove it, or pass --skip-bad (skip_bad=True) to skip bad documents"
+        )
 
     def documents(self):
         try:
             yield from self._documents()
         except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise DocumentError(f"{self.name}: cannot decompress it ({error or type(error).__name__}); is the file complete?") from None
+            raise DocumentError(
+                f"{self.name}: cannot decompress it ({error or type(error).__name__}); is the file complete?"
+            ) from None
         except Exception as error:
             if type(error).__module__ == "zstd" or "Zstd" in type(error).__name__:
                 raise DocumentError(f"{self.name}: cannot decompress it ({error}); is the file complete?") from None
@@ -263,7 +289,7 @@ class _Reader:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
             line = data[: error.start].count(b"\n") + 1 + offset
-            self.bad(f"line {line}", f"not UTF-8 (byte {data[error.start:error.start + 1]!r})", "invalid UTF-8")
+            self.bad(f"line {line}", f"not UTF-8 (byte {data[error.start : error.start + 1]!r})", "invalid UTF-8")
             return None
 
     def _split_stream(self, binary):
@@ -289,7 +315,7 @@ class _Reader:
                     if match.end() > limit:
                         break
                     continue
-                yield _sized(text[start:match.start()])
+                yield _sized(text[start : match.start()])
                 start = match.end()
             if eof:
                 yield _sized(text[start:])
@@ -328,7 +354,9 @@ class _Reader:
             self.bad("the file", "not UTF-8", "invalid UTF-8")
             return
         except (ValueError, RecursionError) as error:
-            raise DocumentError(f"{self.name}: not valid JSON ({error}); a .json input is a JSON array of objects or JSON Lines") from None
+            raise DocumentError(
+                f"{self.name}: not valid JSON ({error}); a .json input is a JSON array of objects or JSON Lines"
+            ) from None
         for number, record in enumerate(records):
             sized = self._field(record, f"item {number}")
             if sized is not None:
@@ -337,14 +365,22 @@ class _Reader:
     def _field(self, record, where):
         """``(text, size)`` of the record's text field, or None when it is bad (and skipped)."""
         if not isinstance(record, dict):
-            self.bad(where, f"a JSON {type(record).__name__}, not an object with a {self.field!r} field", "not an object")
+            self.bad(
+                where, f"a JSON {type(record).__name__}, not an object with a {self.field!r} field", "not an object"
+            )
             return None
         if self.field not in record:
-            self.bad(where, f"no field {self.field!r} (fields: {', '.join(map(repr, list(record)[:10]))}); choose it with --text-field", "missing field")
+            self.bad(
+                where,
+                f"no field {self.field!r} (fields: {', '.join(map(repr, list(record)[:10]))}); choose it with --text-field",
+                "missing field",
+            )
             return None
         text = record[self.field]
         if not isinstance(text, str):
-            self.bad(where, f"field {self.field!r} is {type(text).__name__} {_short(text)}, not a string", "not a string")
+            self.bad(
+                where, f"field {self.field!r} is {type(text).__name__} {_short(text)}, not a string", "not a string"
+            )
             return None
         return _no_surrogates(text, self, where)
 
@@ -360,10 +396,14 @@ class _Reader:
             raise DocumentError(f"{self.name}: not a readable Parquet file ({error})") from None
         schema = parquet.schema_arrow
         if self.field not in schema.names:
-            raise DocumentError(f"{self.name}: no column {self.field!r} (columns: {', '.join(map(repr, schema.names))}); choose it with --text-field")
+            raise DocumentError(
+                f"{self.name}: no column {self.field!r} (columns: {', '.join(map(repr, schema.names))}); choose it with --text-field"
+            )
         kind = schema.field(self.field).type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
-            raise DocumentError(f"{self.name}: column {self.field!r} holds {kind}, not strings; choose the text column with --text-field")
+            raise DocumentError(
+                f"{self.name}: column {self.field!r} holds {kind}, not strings; choose the text column with --text-field"
+            )
         row = 0
         # Batches rather than whole row groups: a FineWeb row group can hold a gigabyte of text.
         for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[self.field]):

@@ -53,7 +53,9 @@ class FolderLock:
                 fcntl.flock(file, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 file.close()
-                raise FolderBusyError(f"{self.final}: another run is writing this folder; wait for it to finish or choose another folder") from None
+                raise FolderBusyError(
+                    f"{self.final}: another run is writing this folder; wait for it to finish or choose another folder"
+                ) from None
             # subtle: the previous holder unlinks the file on release; a lock taken on that
             # unlinked file would not exclude a third run, so take it again on the new file.
             try:

@@ -193,25 +193,49 @@ def prepare(
             lines(f"base alphabet: {len(alphabet)} characters, from all splits")
         if tokenizer is None:
             with timer("train"):
-                tokenizer, train_characters = _train(sources["train"], resident.get("train"), alphabet, max_chars, block_chars, options)
+                tokenizer, train_characters = _train(
+                    sources["train"], resident.get("train"), alphabet, max_chars, block_chars, options
+                )
             shown = {k: v for k, v in options.items() if k not in ("verbose", "progress") and v not in (None, False)}
-            lines(f"trained on {train_characters:,} characters of train: " + ", ".join(f"{k}={v!r}" for k, v in shown.items()))
-            lines(f"vocabulary {tokenizer.vocab_size} tokens ({len(tokenizer.merges)} merges) in {timer.seconds['train']:.2f}s; fingerprint {tokenizer.fingerprint}")
+            lines(
+                f"trained on {train_characters:,} characters of train: "
+                + ", ".join(f"{k}={v!r}" for k, v in shown.items())
+            )
+            lines(
+                f"vocabulary {tokenizer.vocab_size} tokens ({len(tokenizer.merges)} merges) in {timer.seconds['train']:.2f}s; fingerprint {tokenizer.fingerprint}"
+            )
             tokenizer_name = None
         else:
             train_characters = None
-            lines(f"tokenizer {tokenizer_name or 'given'}: vocabulary {tokenizer.vocab_size} tokens; fingerprint {tokenizer.fingerprint} (nothing trained)")
+            lines(
+                f"tokenizer {tokenizer_name or 'given'}: vocabulary {tokenizer.vocab_size} tokens; fingerprint {tokenizer.fingerprint} (nothing trained)"
+            )
         tokenizers = {"bpe": tokenizer}
         if char_baseline:
             tokenizers["char"] = Tokenizer(mode="char", base_tokens=alphabet, normalization=normalization)
 
-        context = dict(cleaning=cleaning, sources={n: s.describe() for n, s in sources.items()}, train_characters=train_characters,
-                       tokenizer_source=tokenizer_name)
+        context = dict(
+            cleaning=cleaning,
+            sources={n: s.describe() for n, s in sources.items()},
+            train_characters=train_characters,
+            tokenizer_source=tokenizer_name,
+        )
         remove_stale(out)
         staging = sibling(out, "partial")
         staging.mkdir()
         try:
-            splits = _encode_and_write(staging, sources, resident, tokenizers, context, num_threads, pt_files, block_chars, options["progress"], timer)
+            splits = _encode_and_write(
+                staging,
+                sources,
+                resident,
+                tokenizers,
+                context,
+                num_threads,
+                pt_files,
+                block_chars,
+                options["progress"],
+                timer,
+            )
             sync_tree(staging)
             with held_interrupts():
                 switch_folder(staging, out)
@@ -234,12 +258,18 @@ def output_folder(out):
     here = Path(os.path.realpath(os.getcwd()))
     if out == here or out in here.parents:
         # the switch would leave this process in the removed old folder
-        raise DatasetError(f"output folder {str(out)!r} is the current folder (or holds it), and prepare replaces it whole; "
-                           "give a folder inside it instead, e.g. -o prepared")
+        raise DatasetError(
+            f"output folder {str(out)!r} is the current folder (or holds it), and prepare replaces it whole; "
+            "give a folder inside it instead, e.g. -o prepared"
+        )
     if out.exists() and not out.is_dir():
         raise DatasetError(f"output {str(out)!r} is a file; give a folder")
     if out.is_dir():
-        foreign = sorted(p.name for p in out.iterdir() if p.name not in LAYOUT and not p.name.endswith(".tiktoken") and not _old_temporary(p.name))
+        foreign = sorted(
+            p.name
+            for p in out.iterdir()
+            if p.name not in LAYOUT and not p.name.endswith(".tiktoken") and not _old_temporary(p.name)
+        )
         if foreign:
             shown = ", ".join(map(repr, foreign[:5])) + (", ..." if len(foreign) > 5 else "")
             raise DatasetError(
@@ -258,10 +288,14 @@ def _check_no_training_options(given, train_options):
     from bytepair.errors import UsageError
 
     changed = sorted(k for k, v in given.items() if v != TRAINING_DEFAULTS[k])
-    changed += sorted(k for k, v in train_options.items() if k not in ("progress", "verbose") and v not in (None, False))
+    changed += sorted(
+        k for k, v in train_options.items() if k not in ("progress", "verbose") and v not in (None, False)
+    )
     if changed:
         flags = ", ".join("--special" if k == "special_tokens" else f"--{k.replace('_', '-')}" for k in changed)
-        raise UsageError(f"a tokenizer was given, so nothing is trained: leave out the training options ({flags}), or leave out --tokenizer to train one")
+        raise UsageError(
+            f"a tokenizer was given, so nothing is trained: leave out the training options ({flags}), or leave out --tokenizer to train one"
+        )
 
 
 def sync_tree(folder):
@@ -290,7 +324,9 @@ def _train(source, resident_text, alphabet, max_chars, block_chars, options):
     return tokenizer, counted()
 
 
-def _encode_and_write(folder, sources, resident, tokenizers, context, num_threads, pt_files, block_chars, progress, timer):
+def _encode_and_write(
+    folder, sources, resident, tokenizers, context, num_threads, pt_files, block_chars, progress, timer
+):
     """Encode every split with each tokenizer, check them, and write the layout into ``folder``
     (the staging folder: nothing in it is seen until it is switched into place).
     """
@@ -319,7 +355,9 @@ def _encode_and_write(folder, sources, resident, tokenizers, context, num_thread
         relative = {"bpe": f"../{tokenizer_file}", "char": ARTIFACT_NAME}
         for kind, tok in tokenizers.items():
             meta = _meta(kind, tok, relative[kind], {n: counts[(kind, n)] for n in sources}, context)
-            (folders[kind] / "meta.json").write_text(json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+            (folders[kind] / "meta.json").write_text(
+                json.dumps(meta, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+            )
     return splits
 
 
@@ -442,7 +480,9 @@ def _split_results(sources, counts):
     for name in sources:
         bpe, char = counts[("bpe", name)], counts.get(("char", name))
         if char is not None and (bpe.characters, bpe.bytes) != (char.characters, char.bytes):
-            raise PrepareError(f"split {name!r}: the BPE and character encodings cover different text; this is a bug in bytepair")
+            raise PrepareError(
+                f"split {name!r}: the BPE and character encodings cover different text; this is a bug in bytepair"
+            )
         char_tokens = char.tokens if char is not None else None
         splits[name] = SplitResult(bpe.characters, bpe.bytes, bpe.tokens, char_tokens, (bpe.min_id, bpe.max_id))
     return splits
@@ -538,12 +578,16 @@ def _report(lines, result, num_threads, pt_files):
 
     tokenizer, seconds = result.tokenizer, result.seconds
     both = "both tokenizers" if result.char_tokenizer is not None else "the tokenizer"
-    lines(f"encoded {len(result.splits)} splits with {both} in {seconds['encode']:.2f}s on {num_threads} threads; every round trip ok")
+    lines(
+        f"encoded {len(result.splits)} splits with {both} in {seconds['encode']:.2f}s on {num_threads} threads; every round trip ok"
+    )
     for name, split in result.splits.items():
         lines(split_report(name, split.characters, split.bpe_tokens))
     for name, split in result.splits.items():
         low, high = split.bpe_ids
-        lines(f"{name:<5} ids: {split.bpe_tokens:,} tokens, min={low}, max={high}, all < vocab_size {tokenizer.vocab_size}")
+        lines(
+            f"{name:<5} ids: {split.bpe_tokens:,} tokens, min={low}, max={high}, all < vocab_size {tokenizer.vocab_size}"
+        )
     train = result.splits["train"]
     lines(f"character token count: {train.characters:,}")
     lines(f"BPE token count:       {train.bpe_tokens:,}")
@@ -560,6 +604,8 @@ def _report(lines, result, num_threads, pt_files):
         lines(f"sample {SAMPLE!r} not shown: {error}")
     extras = ", *_ids.pt" if pt_files else ""
     char = f", {result.out / 'encoded_char'}" if result.char_tokenizer is not None else ""
-    lines(f"wrote {result.out / tokenizer_file_name(tokenizer)}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}")
+    lines(
+        f"wrote {result.out / tokenizer_file_name(tokenizer)}, {result.out / 'encoded_bpe'} ({tokenizer.array_dtype} .bin{extras}){char}"
+    )
     total = sum(seconds.values())
     lines("time: " + ", ".join(f"{phase} {value:.2f}s" for phase, value in seconds.items()) + f", total {total:.2f}s")

@@ -113,10 +113,10 @@ class ShardWriter:
             fit = len(cum) if room is None else int(np.searchsorted(cum, room, side="right"))
             if fit:
                 take = int(cum[fit - 1])
-                self._write(ids[position:position + take])
+                self._write(ids[position : position + take])
                 self._documents += fit
-                self._characters += int(np.sum(characters[first:first + fit]))
-                self._bytes += int(np.sum(nbytes[first:first + fit]))
+                self._characters += int(np.sum(characters[first : first + fit]))
+                self._bytes += int(np.sum(nbytes[first : first + fit]))
                 self.end = int(ends[first + fit - 1])
                 position += take
                 first += fit
@@ -125,7 +125,7 @@ class ShardWriter:
                 self._close(whole=True)
                 continue
             # a document longer than a whole shard: a full shard of it, the rest goes on
-            self._write(ids[position:position + self.limit])
+            self._write(ids[position : position + self.limit])
             position += self.limit
             lengths = lengths.copy()
             lengths[first] -= self.limit
@@ -141,8 +141,19 @@ class ShardWriter:
         self._file.close()
         os.chmod(self._temporary, FILE_MODE)
         os.replace(self._temporary, self._final)
-        shard = Shard(self.split, len(self.shards), self._final.name, self._tokens, self._documents, self.documents_done,
-                      self._characters, self._bytes, self._sha.hexdigest(), self.end, whole)
+        shard = Shard(
+            self.split,
+            len(self.shards),
+            self._final.name,
+            self._tokens,
+            self._documents,
+            self.documents_done,
+            self._characters,
+            self._bytes,
+            self._sha.hexdigest(),
+            self.end,
+            whole,
+        )
         self.documents_done += self._documents
         self.shards.append(shard)
         if self.on_shard is not None:
@@ -229,11 +240,15 @@ def read_meta(out):
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise PreparedDataError(f"{path}: no such file; {str(out)!r} is not a finished encode-corpus output (an interrupted run has no meta.json)") from None
+        raise PreparedDataError(
+            f"{path}: no such file; {str(out)!r} is not a finished encode-corpus output (an interrupted run has no meta.json)"
+        ) from None
     except (ValueError, UnicodeDecodeError) as error:
         raise PreparedDataError(f"{path}: not valid JSON ({error}); encode the corpus again") from None
     if not isinstance(meta, dict) or meta.get("format") != META_FORMAT:
-        raise PreparedDataError(f"{path}: not written by encode-corpus (format {meta.get('format') if isinstance(meta, dict) else None!r}, expected {META_FORMAT!r})")
+        raise PreparedDataError(
+            f"{path}: not written by encode-corpus (format {meta.get('format') if isinstance(meta, dict) else None!r}, expected {META_FORMAT!r})"
+        )
     return meta
 
 
@@ -264,6 +279,8 @@ def open_shards(out, split="train", tokenizer=None):
         path = out / shard["file"]
         size = path.stat().st_size if path.exists() else None
         if size != shard["tokens"] * dtype.itemsize:
-            raise PreparedDataError(f"{path}: {size} bytes, but meta.json says {shard['tokens']} tokens of {dtype.itemsize} bytes; the folder is incomplete or edited, encode again")
+            raise PreparedDataError(
+                f"{path}: {size} bytes, but meta.json says {shard['tokens']} tokens of {dtype.itemsize} bytes; the folder is incomplete or edited, encode again"
+            )
         arrays.append(np.memmap(path, dtype=dtype, mode="r") if size else np.zeros(0, dtype=dtype))
     return arrays

@@ -109,7 +109,16 @@ def sweep(
     train_text = splits["train"] if max_chars is None else splits["train"][:max_chars]
     probe = splits.get("val", splits.get("test"))
     char_tokenizer = Tokenizer(mode="char", base_tokens=alphabet, normalization=train_options.get("normalization"))
-    measure = functools.partial(_measure, train_text=splits["train"], probe=probe, dim=dim, context=context, words=words, longest=longest, num_threads=num_threads)
+    measure = functools.partial(
+        _measure,
+        train_text=splits["train"],
+        probe=probe,
+        dim=dim,
+        context=context,
+        words=words,
+        longest=longest,
+        num_threads=num_threads,
+    )
     rows = [measure(char_tokenizer, None, 0.0)]
     started = time.perf_counter()
     largest = _train(train_text, mode, sizes[-1], alphabet, train_options)
@@ -209,7 +218,9 @@ def _measure(tokenizer, requested, train_seconds, *, train_text, probe, dim, con
         compression=round(len(train_text) / len(train_ids), 4) if len(train_ids) else 0.0,
         embedding_parameters=tokenizer.vocab_size * dim,
         context_characters=covered,
-        longest=[[token_id, token] for token_id, token in longest_tokens(tokenizer, longest)] if tokenizer.merges else [],
+        longest=[[token_id, token] for token_id, token in longest_tokens(tokenizer, longest)]
+        if tokenizer.merges
+        else [],
         words=pieces,
         val_tokens=None if val_ids is None else len(val_ids),
         val_characters=None if probe is None else len(probe),
@@ -278,15 +289,32 @@ def plot_png(result):
     left, right = figure.subplots(1, 2)
     on_val = all(row.val_compression is not None for row in result.rows)
     left.plot(sizes, [row.val_compression if on_val else row.compression for row in result.rows], marker="o")
-    left.set(xscale="log", xlabel="vocabulary size", ylabel=f"characters per token ({'validation' if on_val else 'train'})", title="compression")
+    left.set(
+        xscale="log",
+        xlabel="vocabulary size",
+        ylabel=f"characters per token ({'validation' if on_val else 'train'})",
+        title="compression",
+    )
     right.plot(sizes, [row.embedding_parameters for row in result.rows], marker="o", color="tab:orange")
-    right.set(xscale="log", yscale="log", xlabel="vocabulary size", ylabel=f"parameters (vocab x {result.config['dim']})", title="embedding table")
+    right.set(
+        xscale="log",
+        yscale="log",
+        xlabel="vocabulary size",
+        ylabel=f"parameters (vocab x {result.config['dim']})",
+        title="embedding table",
+    )
     for axes in (left, right):
         axes.grid(True, which="both", alpha=0.3)
         # label the sizes measured, not log-scale minor ticks (they overlap)
         axes.xaxis.set_minor_formatter(NullFormatter())
         axes.set_xticks(sizes[1:], labels=[f"{size:,}" for size in sizes[1:]], rotation=45)
-    left.annotate("characters", (sizes[0], result.rows[0].val_compression if on_val else result.rows[0].compression), textcoords="offset points", xytext=(6, -4), fontsize=8)
+    left.annotate(
+        "characters",
+        (sizes[0], result.rows[0].val_compression if on_val else result.rows[0].compression),
+        textcoords="offset points",
+        xytext=(6, -4),
+        fontsize=8,
+    )
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")

@@ -257,10 +257,7 @@ def download_wikitext(variant="raw", *, cache_dir=None, url=None, sha256=None, p
         return target
     archive = cache / f"{stem}.zip"
     if not (archive.is_file() and file_sha256(archive) == expected):
-        hint = (
-            "; check the network connection, or download the zip by hand, unpack it and pass its "
-            "folder instead"
-        )
+        hint = "; check the network connection, or download the zip by hand, unpack it and pass its folder instead"
         limit = size_cap(known.size) if expected == known.sha256 else None
         download(url, archive, sha256=expected, max_bytes=limit, progress=progress, offline_hint=hint)
     _unpack(archive, target, variant, expected)
@@ -288,7 +285,9 @@ def _unpack(archive, target, variant, sha256):
                     with zipped.open(members[name]) as source, open(staging / name, "wb") as out:
                         shutil.copyfileobj(source, out)
         except zipfile.BadZipFile as error:
-            raise DownloadError(f"{str(archive)!r} is not a valid zip ({error}); delete it and download again") from None
+            raise DownloadError(
+                f"{str(archive)!r} is not a valid zip ({error}); delete it and download again"
+            ) from None
         (staging / ".sha256").write_text(sha256 + "\n")
         if target.exists():
             shutil.rmtree(target)

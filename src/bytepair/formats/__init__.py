@@ -178,7 +178,9 @@ def _load_path(path, name):
         if name is None and ((path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()):
             return load_pretrained(path)
         if name is None:
-            raise FormatError(f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})")
+            raise FormatError(
+                f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})"
+            )
         file = _find_in_folder(path, name)
         if file is None:
             raise FormatError(f"{path}: no file for {name!r}; looked for {', '.join(_candidates(name))}")

@@ -33,11 +33,34 @@ def register(subparsers):
         "(per file for a folder, e.g. per language for the UDHR folder), then the total.",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("inputs", nargs="+", metavar="INPUT", help="text files, folders of text files (one row per file), or - for standard input")
-    parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER", help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (gpt2, cl100k_base, o200k_base, llama3, ...); repeat for each")
-    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="text files, folders of text files (one row per file), or - for standard input",
+    )
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        action="append",
+        required=True,
+        metavar="TOKENIZER",
+        help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (gpt2, cl100k_base, o200k_base, llama3, ...); repeat for each",
+    )
+    parser.add_argument(
+        "--vocab-dir",
+        type=Path,
+        default=None,
+        help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--html", type=Path, default=None, metavar="PAGE", help="also write the table as an HTML page with a sortable bar chart of tokens per text")
+    parser.add_argument(
+        "--html",
+        type=Path,
+        default=None,
+        metavar="PAGE",
+        help="also write the table as an HTML page with a sortable bar chart of tokens per text",
+    )
     parser.set_defaults(run=run_compare)
 
 
@@ -106,7 +129,9 @@ def compare(texts, tokenizers):
     """The comparison as a JSON-ready dict: per text, per tokenizer, and the totals."""
     rows = [_row(name, text, tokenizers) for name, text in texts]
     return {
-        "tokenizers": [{"label": label, "vocab_size": tok.vocab_size, "fingerprint": tok.fingerprint} for label, tok in tokenizers],
+        "tokenizers": [
+            {"label": label, "vocab_size": tok.vocab_size, "fingerprint": tok.fingerprint} for label, tok in tokenizers
+        ],
         "texts": rows,
         "total": _total(rows, [label for label, _ in tokenizers]),
     }
@@ -139,7 +164,14 @@ def _total(rows, labels):
     chars = sum(row["chars"] for row in usable)
     size = sum(row["bytes"] for row in usable)
     results = {label: _ratios(sum(row["results"][label]["tokens"] for row in usable), size, chars) for label in labels}
-    return {"name": "total", "texts": len(usable), "skipped": len(rows) - len(usable), "chars": chars, "bytes": size, "results": results}
+    return {
+        "name": "total",
+        "texts": len(usable),
+        "skipped": len(rows) - len(usable),
+        "chars": chars,
+        "bytes": size,
+        "results": results,
+    }
 
 
 def format_table(report):
@@ -154,9 +186,18 @@ def format_table(report):
     for row in rows:
         cells = "".join(_cells(row["results"][label]) for label in labels)
         lines.append(f"{row['name']:<{name_width}} {row['chars']:>11,} {row['bytes']:>11,}{cells}")
-    errors = sorted({f"{row['name']} / {label}: {row['results'][label]['error']}" for row in report["texts"] for label in labels if "error" in row["results"][label]})
+    errors = sorted(
+        {
+            f"{row['name']} / {label}: {row['results'][label]['error']}"
+            for row in report["texts"]
+            for label in labels
+            if "error" in row["results"][label]
+        }
+    )
     if errors:
-        lines.append(f"n/a: the tokenizer cannot encode that text ({len(errors)} case(s)); total counts only texts every tokenizer encodes")
+        lines.append(
+            f"n/a: the tokenizer cannot encode that text ({len(errors)} case(s)); total counts only texts every tokenizer encodes"
+        )
         lines += [f"  {line[:160]}" for line in errors[:10]]
     return "\n".join(lines)
 

@@ -33,7 +33,11 @@ def base_url_for(base_url: str | None = None) -> str:
 
 
 def vocabulary_file(
-    encoding: Encoding, *, cache_dir: str | os.PathLike | None = None, base_url: str | None = None, name: str | None = None
+    encoding: Encoding,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+    base_url: str | None = None,
+    name: str | None = None,
 ) -> Path:
     """The cached copy of ``encoding``'s file, downloading it first if needed.
 

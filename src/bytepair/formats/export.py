@@ -78,7 +78,10 @@ def write_ranks(ranks: Mapping[bytes, int], path: str | os.PathLike) -> None:
     Example:
         >>> write_ranks({b"!": 0}, "tok.tiktoken")  # doctest: +SKIP
     """
-    lines = [f"{base64.b64encode(token).decode('ascii')} {rank}\n" for token, rank in sorted(ranks.items(), key=lambda item: item[1])]
+    lines = [
+        f"{base64.b64encode(token).decode('ascii')} {rank}\n"
+        for token, rank in sorted(ranks.items(), key=lambda item: item[1])
+    ]
     write_text_atomic(path, "".join(lines))
 
 
@@ -188,7 +191,10 @@ def huggingface_json(tokenizer: Any) -> dict:
         "version": "1.0",
         "truncation": None,
         "padding": None,
-        "added_tokens": [_added_token(token, token_id) for token, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])],
+        "added_tokens": [
+            _added_token(token, token_id)
+            for token, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
+        ],
         "normalizer": {"type": tokenizer.normalization} if tokenizer.normalization else None,
         "pre_tokenizer": _pre_tokenizer(tokenizer.pattern, byte_level),
         "post_processor": None,
@@ -218,16 +224,30 @@ def _fallback_vocab(model, vocab):
     names = {f"<0x{b:02X}>": token_id for b, token_id in enumerate(model.fallback_ids)}
     clash = sorted(set(names) & set(vocab))
     if clash:
-        raise FormatError(f"learned token {clash[0]!r} has the name HF gives a byte-fallback token; it cannot be exported to HF")
+        raise FormatError(
+            f"learned token {clash[0]!r} has the name HF gives a byte-fallback token; it cannot be exported to HF"
+        )
     return names
 
 
 def _added_token(token, token_id):
-    return {"id": token_id, "content": token, "single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": True}
+    return {
+        "id": token_id,
+        "content": token,
+        "single_word": False,
+        "lstrip": False,
+        "rstrip": False,
+        "normalized": False,
+        "special": True,
+    }
 
 
 def _pre_tokenizer(pattern, byte_level):
-    split = {"type": "Split", "pattern": {"Regex": hf_regex(pattern)}, "behavior": "Removed", "invert": True} if pattern else None
+    split = (
+        {"type": "Split", "pattern": {"Regex": hf_regex(pattern)}, "behavior": "Removed", "invert": True}
+        if pattern
+        else None
+    )
     if not byte_level:
         return split
     byte_step = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}

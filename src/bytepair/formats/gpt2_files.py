@@ -91,7 +91,9 @@ def _check_agreement(ranks, encoder, where):
         try:
             decoded[readable_to_bytes(token)] = token_id
         except ValueError:
-            raise FormatError(f"{where}: encoder.json token {token!r} is not in GPT-2's byte-to-unicode alphabet") from None
+            raise FormatError(
+                f"{where}: encoder.json token {token!r} is not in GPT-2's byte-to-unicode alphabet"
+            ) from None
     if decoded == ranks:
         return
     for value, rank in ranks.items():

@@ -148,7 +148,7 @@ def _token_content(value, path, key):
     if isinstance(value, dict):
         value = value.get("content")
     if value is not None and not isinstance(value, str):
-        raise FormatError(f"{path}: {key} is {value!r}; expected a string or {{\"content\": ...}}")
+        raise FormatError(f'{path}: {key} is {value!r}; expected a string or {{"content": ...}}')
     return value
 
 
@@ -160,4 +160,6 @@ def _chat_template(value, path):
         named = {item.get("name"): item.get("template") for item in value if isinstance(item, dict)}
         if isinstance(named.get("default"), str):
             return named["default"]
-    raise FormatError(f"{path}: chat_template is {str(value)[:80]!r}; expected a string or a list with a 'default' entry")
+    raise FormatError(
+        f"{path}: chat_template is {str(value)[:80]!r}; expected a string or a list with a 'default' entry"
+    )

@@ -35,5 +35,3 @@ def hf_regex(pattern: str) -> str:
             "differently and that bytepair cannot rewrite; write it as an atomic group (?>...)"
         )
     return rewritten
-
-

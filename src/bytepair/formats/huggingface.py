@@ -82,7 +82,9 @@ def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     _check_all_bytes(vocab, where)
     pairs = read_merges(model.get("merges"), model["vocab"], where)
     try:
-        rank_model = RankModel(vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False)))
+        rank_model = RankModel(
+            vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False))
+        )
         return Tokenizer(rank_model, pattern=pattern, special_tokens=specials, name=name)
     except ValueError as error:  # two tokens with one id, an added token on a vocab id
         raise FormatError(f"{where}: {error}") from None
@@ -92,8 +94,7 @@ def _check_normalizer(normalizer, where):
     if normalizer is not None:
         kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
         raise FormatError(
-            f"{where}: field 'normalizer' is {kind!r}; bytepair reads byte-level BPE files with "
-            "no normalizer (null)"
+            f"{where}: field 'normalizer' is {kind!r}; bytepair reads byte-level BPE files with no normalizer (null)"
         )
 
 
@@ -108,7 +109,9 @@ def _check_model(model, where):
     if kind != "BPE":
         raise FormatError(f"{where}: field 'model.type' is {kind!r}; bytepair reads BPE models only")
     if model.get("dropout") not in (None, 0, 0.0):
-        raise FormatError(f"{where}: field 'model.dropout' is {model['dropout']!r}; dropout makes encoding random, use null")
+        raise FormatError(
+            f"{where}: field 'model.dropout' is {model['dropout']!r}; dropout makes encoding random, use null"
+        )
     for field in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(field) not in (None, ""):
             raise FormatError(f"{where}: field 'model.{field}' is {model[field]!r}; byte-level BPE uses none (null)")
@@ -124,7 +127,9 @@ def read_pre_tokenizer(pre_tokenizer, where):
         'gpt2'
     """
     if not isinstance(pre_tokenizer, dict):
-        raise FormatError(f"{where}: field 'pre_tokenizer' is {pre_tokenizer!r}; byte-level BPE needs a 'ByteLevel' pre-tokenizer")
+        raise FormatError(
+            f"{where}: field 'pre_tokenizer' is {pre_tokenizer!r}; byte-level BPE needs a 'ByteLevel' pre-tokenizer"
+        )
     kind = pre_tokenizer.get("type")
     if kind == "ByteLevel":
         return "gpt2" if _byte_level(pre_tokenizer, where) else None
@@ -145,14 +150,18 @@ def read_pre_tokenizer(pre_tokenizer, where):
 def _byte_level(step, where):
     """Whether a ``ByteLevel`` step splits with GPT-2's regex; a prefix space is refused."""
     if step.get("add_prefix_space"):
-        raise FormatError(f"{where}: ByteLevel 'add_prefix_space' is true; bytepair encodes text exactly as given (use false)")
+        raise FormatError(
+            f"{where}: ByteLevel 'add_prefix_space' is true; bytepair encodes text exactly as given (use false)"
+        )
     return bool(step.get("use_regex", True))
 
 
 def _split_pattern(split, where):
     regex_text = (split.get("pattern") or {}).get("Regex")
     if not isinstance(regex_text, str):
-        raise FormatError(f"{where}: Split 'pattern' is {split.get('pattern')!r}; bytepair reads {{'Regex': ...}} patterns")
+        raise FormatError(
+            f"{where}: Split 'pattern' is {split.get('pattern')!r}; bytepair reads {{'Regex': ...}} patterns"
+        )
     behaviour = (split.get("behavior"), bool(split.get("invert", False)))
     if behaviour not in KEEP_MATCHES:
         raise FormatError(
@@ -175,9 +184,20 @@ def read_added_tokens(added_tokens, where, *, count):
     """
     specials = {}
     for index, token in enumerate(added_tokens):
-        if not isinstance(token, dict) or not isinstance(token.get("content"), str) or not isinstance(token.get("id"), int):
-            raise FormatError(f"{where}: added_tokens[{index}] is {str(token)[:200]}, not an object with 'id' and 'content'")
-        check_defined_id(token["id"], count=count, what=f"{where}: added_tokens[{index}] {token['content'][:50]!r}", error=FormatError)
+        if (
+            not isinstance(token, dict)
+            or not isinstance(token.get("content"), str)
+            or not isinstance(token.get("id"), int)
+        ):
+            raise FormatError(
+                f"{where}: added_tokens[{index}] is {str(token)[:200]}, not an object with 'id' and 'content'"
+            )
+        check_defined_id(
+            token["id"],
+            count=count,
+            what=f"{where}: added_tokens[{index}] {token['content'][:50]!r}",
+            error=FormatError,
+        )
         if token["content"] in specials and specials[token["content"]] != token["id"]:
             raise FormatError(
                 f"{where}: added token {token['content'][:50]!r} is listed twice, with ids "
@@ -202,14 +222,21 @@ def read_vocab(vocab, specials, where):
     """
     if not isinstance(vocab, dict):
         raise FormatError(f"{where}: field 'model.vocab' must map token strings to ids")
-    check_defined_ids(vocab, count=len(vocab) + len(specials), what=lambda token: f"{where}: model.vocab entry {token[:50]!r}", error=FormatError)
+    check_defined_ids(
+        vocab,
+        count=len(vocab) + len(specials),
+        what=lambda token: f"{where}: model.vocab entry {token[:50]!r}",
+        error=FormatError,
+    )
     special_ids = {token_id: token for token, token_id in specials.items()}
     result = {}
     for token, token_id in vocab.items():
         if token_id in special_ids:
             if special_ids[token_id] == token:
                 continue  # an added token: HF matches it before the model, never by merging
-            raise FormatError(f"{where}: id {token_id} is both {token!r} in the vocab and added token {special_ids[token_id]!r}")
+            raise FormatError(
+                f"{where}: id {token_id} is both {token!r} in the vocab and added token {special_ids[token_id]!r}"
+            )
         value = readable_to_bytes(token, where, "vocab entry")
         if value in result:
             raise FormatError(f"{where}: vocab has {token!r} twice (ids {result[value]} and {token_id})")
@@ -220,7 +247,9 @@ def read_vocab(vocab, specials, where):
 def _check_all_bytes(vocab, where):
     missing = [b for b in range(256) if bytes([b]) not in vocab]
     if missing:
-        raise FormatError(f"{where}: vocab lacks single-byte token(s) for byte(s) {missing[:8]!r}; a byte-level vocab needs all 256")
+        raise FormatError(
+            f"{where}: vocab lacks single-byte token(s) for byte(s) {missing[:8]!r}; a byte-level vocab needs all 256"
+        )
 
 
 def readable_to_bytes(token, where, what):
@@ -230,8 +259,7 @@ def readable_to_bytes(token, where, what):
         return bytelevel.readable_to_bytes(token)
     except ValueError:
         raise FormatError(
-            f"{where}: {what} {token!r} is not in GPT-2's byte-to-unicode alphabet; "
-            "bytepair reads byte-level BPE only"
+            f"{where}: {what} {token!r} is not in GPT-2's byte-to-unicode alphabet; bytepair reads byte-level BPE only"
         ) from None
 
 

@@ -32,7 +32,14 @@ from ..errors import FormatError
 
 # SentencePiece.Type
 NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6
-TYPE_NAMES = {NORMAL: "normal", UNKNOWN: "unknown", CONTROL: "control", USER_DEFINED: "user_defined", UNUSED: "unused", BYTE: "byte"}
+TYPE_NAMES = {
+    NORMAL: "normal",
+    UNKNOWN: "unknown",
+    CONTROL: "control",
+    USER_DEFINED: "user_defined",
+    UNUSED: "unused",
+    BYTE: "byte",
+}
 # TrainerSpec.ModelType
 MODEL_TYPES = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}
 DEFAULT_UNK_SURFACE = " \u2047 "
@@ -147,7 +154,7 @@ def _fields(data):
             length, position = _varint(data, position)
             if position + length > end:
                 raise _WireError(f"field {number} runs past the end")
-            value, position = bytes(data[position:position + length]), position + length
+            value, position = bytes(data[position : position + length]), position + length
         else:
             raise _WireError(f"field {number} has wire type {wire}")
         yield number, value
@@ -169,4 +176,4 @@ def _varint(data, position):
 def _fixed(data, position, size):
     if position + size > len(data):
         raise _WireError("a fixed-size field runs past the end")
-    return int.from_bytes(data[position:position + size], "little"), position + size
+    return int.from_bytes(data[position : position + size], "little"), position + size

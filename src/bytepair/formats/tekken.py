@@ -39,9 +39,25 @@ from .tiktoken_files import gc_paused
 # Mistral's special tokens for tekken files that list none (mistral_common, Tekkenizer's
 # DEPRECATED_SPECIAL_TOKENS): id = position.
 BUILTIN_SPECIAL_TOKENS = (
-    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
-    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
-    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "<unk>",
+    "<s>",
+    "</s>",
+    "[INST]",
+    "[/INST]",
+    "[AVAILABLE_TOOLS]",
+    "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]",
+    "[/TOOL_RESULTS]",
+    "[TOOL_CALLS]",
+    "[IMG]",
+    "<pad>",
+    "[IMG_BREAK]",
+    "[IMG_END]",
+    "[PREFIX]",
+    "[MIDDLE]",
+    "[SUFFIX]",
+    "[SYSTEM_PROMPT]",
+    "[/SYSTEM_PROMPT]",
     "[TOOL_CONTENT]",
 )
 FILLER_TEMPLATE = "<SPECIAL_{id}>"
@@ -49,7 +65,12 @@ FILLER_TEMPLATE = "<SPECIAL_{id}>"
 
 def is_tekken(data) -> bool:
     """Whether parsed JSON looks like a tekken file (``config`` with a pattern, and ``vocab``)."""
-    return isinstance(data, dict) and isinstance(data.get("config"), dict) and "pattern" in data["config"] and isinstance(data.get("vocab"), list)
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("config"), dict)
+        and "pattern" in data["config"]
+        and isinstance(data.get("vocab"), list)
+    )
 
 
 def load_tekken(path, *, name: str | None = None) -> Tokenizer:
@@ -110,7 +131,9 @@ def _token_bytes(entry, index, where):
     except (ValueError, binascii.Error):
         token = b""
     if not token:
-        raise FormatError(f"{where}: vocab[{index}].token_bytes {entry['token_bytes']!r} is not base64 of a non-empty token")
+        raise FormatError(
+            f"{where}: vocab[{index}].token_bytes {entry['token_bytes']!r} is not base64 of a non-empty token"
+        )
     return token
 
 
@@ -123,8 +146,14 @@ def _special_tokens(listed, num_special, where):
             raise FormatError(f"{where}: special_tokens must be a list, not {type(listed).__name__}")
         special = {}
         for entry in listed:
-            if not isinstance(entry, dict) or not isinstance(entry.get("token_str"), str) or not isinstance(entry.get("rank"), int):
-                raise FormatError(f"{where}: special_tokens entry {str(entry)[:80]!r} needs 'rank' (int) and 'token_str'")
+            if (
+                not isinstance(entry, dict)
+                or not isinstance(entry.get("token_str"), str)
+                or not isinstance(entry.get("rank"), int)
+            ):
+                raise FormatError(
+                    f"{where}: special_tokens entry {str(entry)[:80]!r} needs 'rank' (int) and 'token_str'"
+                )
             if entry["token_str"] in special or not 0 <= entry["rank"] < num_special:
                 raise FormatError(
                     f"{where}: special token {entry['token_str']!r} is listed twice or its rank {entry['rank']} "

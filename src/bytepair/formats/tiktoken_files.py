@@ -60,25 +60,40 @@ ENCODINGS = {
     encoding.name: encoding
     for encoding in (
         Encoding(
-            "r50k_base", "r50k_base.tiktoken", "encodings/r50k_base.tiktoken",
-            "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930", 835_554,
-            "gpt2", {ENDOFTEXT: 50256},
+            "r50k_base",
+            "r50k_base.tiktoken",
+            "encodings/r50k_base.tiktoken",
+            "306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930",
+            835_554,
+            "gpt2",
+            {ENDOFTEXT: 50256},
         ),
         Encoding(
-            "p50k_base", "p50k_base.tiktoken", "encodings/p50k_base.tiktoken",
-            "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069", 836_186,
-            "gpt2", {ENDOFTEXT: 50256},
+            "p50k_base",
+            "p50k_base.tiktoken",
+            "encodings/p50k_base.tiktoken",
+            "94b5ca7dff4d00767bc256fdd1b27e5b17361d7b8a5f968547f9f23eb70d2069",
+            836_186,
+            "gpt2",
+            {ENDOFTEXT: 50256},
         ),
         Encoding(
-            "cl100k_base", "cl100k_base.tiktoken", "encodings/cl100k_base.tiktoken",
-            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7", 1_681_126,
+            "cl100k_base",
+            "cl100k_base.tiktoken",
+            "encodings/cl100k_base.tiktoken",
+            "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+            1_681_126,
             "cl100k",
             {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260, ENDOFPROMPT: 100276},
         ),
         Encoding(
-            "o200k_base", "o200k_base.tiktoken", "encodings/o200k_base.tiktoken",
-            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d", 3_613_922,
-            "o200k", {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
+            "o200k_base",
+            "o200k_base.tiktoken",
+            "encodings/o200k_base.tiktoken",
+            "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+            3_613_922,
+            "o200k",
+            {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
         ),
     )
 }
@@ -103,7 +118,9 @@ def read_ranks(data, where):
         # Tables are sized by the largest rank: refuse it before anything is allocated.
         k, (token, rank) = max(enumerate(ranks.items()), key=lambda item: item[1][1])
         number = [n for n, line in enumerate(data.splitlines(), 1) if line][k]  # the k-th token's line
-        check_defined_id(rank, count=len(ranks), what=f"{where}, line {number}: token {token[:50]!r}", error=FormatError)
+        check_defined_id(
+            rank, count=len(ranks), what=f"{where}, line {number}: token {token[:50]!r}", error=FormatError
+        )
     return ranks
 
 

@@ -43,13 +43,26 @@ if not _torch_installed():
 
 # name -> module that defines it
 _LAZY = {
-    "GPT": "model", "GPTConfig": "model",
-    "TrainConfig": "training", "TrainResult": "training", "train": "training", "learning_rate_at": "training",
-    "Evaluation": "evaluation", "evaluate_checkpoint": "evaluation", "evaluate_span": "evaluation",
-    "EncodedData": "data", "load_encoded": "data", "load_shards": "data", "aligned_spans": "data",
-    "load_checkpoint": "checkpoint", "read_checkpoint": "checkpoint", "restore_model": "checkpoint",
+    "GPT": "model",
+    "GPTConfig": "model",
+    "TrainConfig": "training",
+    "TrainResult": "training",
+    "train": "training",
+    "learning_rate_at": "training",
+    "Evaluation": "evaluation",
+    "evaluate_checkpoint": "evaluation",
+    "evaluate_span": "evaluation",
+    "EncodedData": "data",
+    "load_encoded": "data",
+    "load_shards": "data",
+    "aligned_spans": "data",
+    "load_checkpoint": "checkpoint",
+    "read_checkpoint": "checkpoint",
+    "restore_model": "checkpoint",
     "sample": "sampling",
-    "Comparison": "comparison", "compare": "comparison", "plot_curves": "comparison",
+    "Comparison": "comparison",
+    "compare": "comparison",
+    "plot_curves": "comparison",
 }
 
 
@@ -67,6 +80,12 @@ def __dir__():
 
 
 __all__ = sorted(
-    ["CheckpointError", "FingerprintMismatchError", "GPTSettingError", "MissingDependencyError",
-     "PreparedDataError", *_LAZY]
+    [
+        "CheckpointError",
+        "FingerprintMismatchError",
+        "GPTSettingError",
+        "MissingDependencyError",
+        "PreparedDataError",
+        *_LAZY,
+    ]
 )

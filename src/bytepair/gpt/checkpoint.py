@@ -31,8 +31,19 @@ from bytepair.gpt.model import GPT, GPTConfig
 FORMAT = "bytepair-gpt-checkpoint"
 VERSION = 1
 FILE_NAME = "checkpoint.pt"
-REQUIRED = ("tokenizer_fingerprint", "model_config", "train_config", "model", "optimizer", "step",
-            "tokens", "characters", "train_seconds", "history", "rng")
+REQUIRED = (
+    "tokenizer_fingerprint",
+    "model_config",
+    "train_config",
+    "model",
+    "optimizer",
+    "step",
+    "tokens",
+    "characters",
+    "train_seconds",
+    "history",
+    "rng",
+)
 
 
 def checkpoint_file(path) -> Path:

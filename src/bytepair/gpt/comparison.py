@@ -196,8 +196,10 @@ class Comparison:
             for label, show in rows
         ]
         lines += ["", f"* {PERPLEXITY_NOTE}."]
-        validation = (f"Validation: the same {first.validation.characters:,} characters "
-                      f"({first.validation.bytes:,} UTF-8 bytes) for every model")
+        validation = (
+            f"Validation: the same {first.validation.characters:,} characters "
+            f"({first.validation.bytes:,} UTF-8 bytes) for every model"
+        )
         if has_test:
             validation += f"; test: the same {first.test.characters:,} ({first.test.bytes:,} bytes)"
         lines.append(validation + ".")
@@ -213,11 +215,33 @@ def _budget_words(budget) -> str:
     return f"a budget of {budget['value']:,} training {budget['unit']}"
 
 
-def compare(data, out_dir="checkpoints", *, characters=None, bytes=None, seconds=None, batch_size=32,
-            block_size=128, embedding_dim=128, num_heads=4, num_layers=4, expansion_factor=4, dropout=0.1,
-            learning_rate=1e-3, min_learning_rate=1e-4, weight_decay=0.1, grad_clip=1.0,
-            eval_points=10, eval_characters=100_000, eval_batch_size=32, seed=1337, device=None,
-            vocab_dir=None, overwrite=False, progress=None) -> Comparison:
+def compare(
+    data,
+    out_dir="checkpoints",
+    *,
+    characters=None,
+    bytes=None,
+    seconds=None,
+    batch_size=32,
+    block_size=128,
+    embedding_dim=128,
+    num_heads=4,
+    num_layers=4,
+    expansion_factor=4,
+    dropout=0.1,
+    learning_rate=1e-3,
+    min_learning_rate=1e-4,
+    weight_decay=0.1,
+    grad_clip=1.0,
+    eval_points=10,
+    eval_characters=100_000,
+    eval_batch_size=32,
+    seed=1337,
+    device=None,
+    vocab_dir=None,
+    overwrite=False,
+    progress=None,
+) -> Comparison:
     """Train one model per tokenization in ``data`` under one budget, and compare them.
 
     ``data``: a folder or a list of folders, each one of: a ``bytepair prepare`` output (stands
@@ -248,19 +272,48 @@ def compare(data, out_dir="checkpoints", *, characters=None, bytes=None, seconds
     spans = {split: _spans(datasets, split, eval_characters) for split in splits if split != "train"}
     for split, split_spans in spans.items():
         _check_same_span_text(datasets, tables, split, split_spans)
-    shape = dict(block_size=block_size, embedding_dim=embedding_dim, num_heads=num_heads,
-                 num_layers=num_layers, expansion_factor=expansion_factor, dropout=dropout)
-    recipe = dict(batch_size=batch_size, learning_rate=learning_rate, min_learning_rate=min_learning_rate,
-                  weight_decay=weight_decay, grad_clip=grad_clip, seed=seed)
+    shape = dict(
+        block_size=block_size,
+        embedding_dim=embedding_dim,
+        num_heads=num_heads,
+        num_layers=num_layers,
+        expansion_factor=expansion_factor,
+        dropout=dropout,
+    )
+    recipe = dict(
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        min_learning_rate=min_learning_rate,
+        weight_decay=weight_decay,
+        grad_clip=grad_clip,
+        seed=seed,
+    )
     checkpoints = {name: checkpoint_file(out_dir / name) for name in datasets}
     _check_free(checkpoints, overwrite)
     models = {}
     for name, data_one in datasets.items():
         steps = _steps(budget, data_one, shape, recipe, device)
-        models[name] = _train_one(name, data_one, steps, shape, recipe, spans, eval_points, eval_batch_size,
-                                  checkpoints[name], device, progress)
-    settings = {**shape, **recipe, "eval_points": eval_points, "eval_characters": eval_characters,
-                "warmup_fraction": WARMUP_FRACTION, "device": str(device)}
+        models[name] = _train_one(
+            name,
+            data_one,
+            steps,
+            shape,
+            recipe,
+            spans,
+            eval_points,
+            eval_batch_size,
+            checkpoints[name],
+            device,
+            progress,
+        )
+    settings = {
+        **shape,
+        **recipe,
+        "eval_points": eval_points,
+        "eval_characters": eval_characters,
+        "warmup_fraction": WARMUP_FRACTION,
+        "device": str(device),
+    }
     files = {kind: out_dir / f"comparison.{kind}" for kind in ("json", "txt", "png")}
     comparison = Comparison(budget, settings, models, files, tuple(skipped))
     write_text_atomic(files["json"], json.dumps(comparison.to_dict(), indent=2) + "\n")
@@ -330,8 +383,9 @@ def _tokenization_folders(folder: Path) -> list:
         # the character baseline first, as a table reads: from no merges to many
         return sorted(inside, key=lambda path: path.name != "encoded_char")
     if not folder.is_dir():
-        raise PreparedDataError(f"{str(folder)!r} is not a folder; give a folder written by `bytepair prepare` "
-                                "or `bytepair encode-corpus`")
+        raise PreparedDataError(
+            f"{str(folder)!r} is not a folder; give a folder written by `bytepair prepare` or `bytepair encode-corpus`"
+        )
     raise PreparedDataError(
         f"{str(folder)!r} has no meta.json and no encoded_bpe/meta.json; give a folder written by "
         "`bytepair prepare` (or one of its encoded_*/ folders) or by `bytepair encode-corpus`"
@@ -413,14 +467,18 @@ def _check_same_text(datasets, tables) -> list:
         for data in items[1:]:
             other = data.split(split)
             if (other.characters, other.bytes) != (reference.characters, reference.bytes):
-                raise _different_text(first, data, split, f"{reference.characters:,} vs {other.characters:,} "
-                                      f"characters, {reference.bytes:,} vs {other.bytes:,} bytes")
+                raise _different_text(
+                    first,
+                    data,
+                    split,
+                    f"{reference.characters:,} vs {other.characters:,} "
+                    f"characters, {reference.bytes:,} vs {other.bytes:,} bytes",
+                )
         prefixes = [_prefix_bytes(data, tables[name], split) for name, data in datasets.items()]
         size = min(len(prefix) for prefix in prefixes)
         for data, prefix in zip(items[1:], prefixes[1:]):
             if prefix[:size] != prefixes[0][:size]:
-                raise _different_text(first, data, split, "different text in the first "
-                                      f"{size:,} bytes")
+                raise _different_text(first, data, split, f"different text in the first {size:,} bytes")
     return common
 
 
@@ -431,7 +489,7 @@ def _check_same_span_text(datasets, tables, split, spans):
 
     def span_bytes(name, data):
         span = spans[name]
-        return _decode(tables[name], data.split(split).ids[span.start:span.end])
+        return _decode(tables[name], data.split(split).ids[span.start : span.end])
 
     expected = span_bytes(first_name, first)
     for name, data in items[1:]:
@@ -508,30 +566,52 @@ def _seconds_per_step(data, shape, recipe, device) -> float:
     return max((time.perf_counter() - started) / TIMED_STEPS, 1e-9)
 
 
-def _train_one(name, data, steps, shape, recipe, spans, eval_points, eval_batch_size, checkpoint,
-               device, progress) -> ComparedModel:
+def _train_one(
+    name, data, steps, shape, recipe, spans, eval_points, eval_batch_size, checkpoint, device, progress
+) -> ComparedModel:
     tokens_per_step = recipe["batch_size"] * shape["block_size"]
     config = TrainConfig(max_steps=steps, warmup_steps=round(WARMUP_FRACTION * steps), **recipe)
     run = new_run(data, GPTConfig(vocab_size=data.vocab_size, **shape), config, device)
     special = data.lengths.special
 
     def evaluate(model, split):
-        return evaluate_span(model, data.split(split).ids, spans[split][name], batch_size=eval_batch_size,
-                             device=device, special=special)
+        return evaluate_span(
+            model, data.split(split).ids, spans[split][name], batch_size=eval_batch_size, device=device, special=special
+        )
 
     started = time.perf_counter()
-    train_until_done(run, data.split("train").ids, lambda model: evaluate(model, "val"),
-                     eval_interval=math.ceil(steps / eval_points), checkpoint=checkpoint, progress=progress,
-                     label=name)
+    train_until_done(
+        run,
+        data.split("train").ids,
+        lambda model: evaluate(model, "val"),
+        eval_interval=math.ceil(steps / eval_points),
+        checkpoint=checkpoint,
+        progress=progress,
+        label=name,
+    )
     test = evaluate(run.model, "test") if "test" in spans else None
     wall = time.perf_counter() - started
     # the bytes each curve point has seen, for the plot; the checkpoint's curve has characters
     curve = [{**entry, "bytes": entry["tokens"] * data.bytes_per_token} for entry in run.history]
     return ComparedModel(
-        name, data.folder, data.vocab_size, sum(p.numel() for p in run.model.parameters()), data.fingerprint,
-        steps, tokens_per_step, data.characters_per_token, data.bytes_per_token, run.characters,
-        run.tokens * data.bytes_per_token, run.train_seconds, wall, last_validation(run.history), test, curve,
-        checkpoint, {split: split_spans[name] for split, split_spans in spans.items()},
+        name,
+        data.folder,
+        data.vocab_size,
+        sum(p.numel() for p in run.model.parameters()),
+        data.fingerprint,
+        steps,
+        tokens_per_step,
+        data.characters_per_token,
+        data.bytes_per_token,
+        run.characters,
+        run.tokens * data.bytes_per_token,
+        run.train_seconds,
+        wall,
+        last_validation(run.history),
+        test,
+        curve,
+        checkpoint,
+        {split: split_spans[name] for split, split_spans in spans.items()},
     )
 
 
@@ -544,8 +624,7 @@ def _matplotlib_figure():
         from matplotlib.figure import Figure
     except ImportError:
         raise MissingDependencyError(
-            "the comparison plot needs matplotlib, which is not installed; install it with: "
-            "pip install 'bytepair[gpt]'"
+            "the comparison plot needs matplotlib, which is not installed; install it with: pip install 'bytepair[gpt]'"
         ) from None
     return Figure
 

@@ -221,11 +221,13 @@ def _read_meta(folder: Path) -> dict:
     if not path.is_file():
         hint = ""
         if (folder / "encoded_bpe" / "meta.json").is_file():
-            shown = [str(folder / f"encoded_{kind}") for kind in ("bpe", "char") if (folder / f"encoded_{kind}" / "meta.json").is_file()]
+            shown = [
+                str(folder / f"encoded_{kind}")
+                for kind in ("bpe", "char")
+                if (folder / f"encoded_{kind}" / "meta.json").is_file()
+            ]
             hint = f" (it looks like the output of `bytepair prepare`: pass {' or '.join(map(repr, shown))})"
-        raise PreparedDataError(
-            f"{str(folder)!r} has no meta.json{hint}; pass a folder written by `bytepair prepare`"
-        )
+        raise PreparedDataError(f"{str(folder)!r} has no meta.json{hint}; pass a folder written by `bytepair prepare`")
     try:
         meta = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
@@ -295,7 +297,7 @@ def _id_counts(ids: np.ndarray, vocab_size: int, chunk: int = 1 << 20) -> np.nda
     """How often each id occurs; in chunks, so a 10M-token memmap never becomes an int64 copy."""
     counts = np.zeros(vocab_size, dtype=np.int64)
     for offset in range(0, len(ids), chunk):
-        counts += np.bincount(ids[offset:offset + chunk], minlength=vocab_size)
+        counts += np.bincount(ids[offset : offset + chunk], minlength=vocab_size)
     return counts
 
 
@@ -376,8 +378,7 @@ def aligned_spans(streams, max_characters=None) -> list:
         spans.append(Span(start, end, characters, last - first, special))
     if len({span.characters for span in spans}) != 1:
         raise PreparedDataError(
-            "the token streams cover the same bytes but not the same characters; prepare both "
-            "from the same files"
+            "the token streams cover the same bytes but not the same characters; prepare both from the same files"
         )
     return spans
 
@@ -399,13 +400,22 @@ def _span_end(common, ends, character_ends, max_characters) -> int:
     if max_characters is None:
         return int(common[-1])
     if not isinstance(max_characters, int) or max_characters < 1:
-        raise GPTSettingError(f"eval_characters={max_characters!r} must be a positive integer or None (the whole split)")
+        raise GPTSettingError(
+            f"eval_characters={max_characters!r} must be a positive integer or None (the whole split)"
+        )
     common_characters = character_ends[np.searchsorted(ends, common)]
     index = int(np.searchsorted(common_characters, common_characters[0] + max_characters))
     return int(common[min(max(index, 1), len(common) - 1)])
 
 
 __all__ = [
-    "EncodedData", "Span", "Split", "TokenLengths", "aligned_spans", "load_encoded", "load_shards",
-    "load_tokenizer", "sample_batch",
+    "EncodedData",
+    "Span",
+    "Split",
+    "TokenLengths",
+    "aligned_spans",
+    "load_encoded",
+    "load_shards",
+    "load_tokenizer",
+    "sample_batch",
 ]

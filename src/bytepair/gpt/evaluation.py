@@ -100,7 +100,7 @@ def summed_nll(model, ids: np.ndarray, span: Span, *, batch_size: int = 32, devi
     try:
         with torch.inference_mode():
             for offset in range(0, len(full), batch_size):
-                total += _window_nll(model, ids, full[offset:offset + batch_size], block_size, device, mask)
+                total += _window_nll(model, ids, full[offset : offset + batch_size], block_size, device, mask)
             if len(full) < len(window_starts):
                 last = int(window_starts[-1])
                 total += _window_nll(model, ids, np.array([last]), span.end - last, device, mask)
@@ -129,8 +129,9 @@ def evaluate_span(model, ids, span: Span, *, batch_size=32, device="cpu", specia
     return Evaluation(nats, span.tokens - span.special_tokens, span.characters, span.bytes, span.special_tokens)
 
 
-def evaluate_checkpoint(checkpoint, data_dir, *, split="val", eval_characters=None, batch_size=32,
-                        device=None) -> Evaluation:
+def evaluate_checkpoint(
+    checkpoint, data_dir, *, split="val", eval_characters=None, batch_size=32, device=None
+) -> Evaluation:
     """Load a checkpoint and evaluate it on a split of a prepared folder.
 
     ``eval_characters``: evaluate the first N characters of the split (after its first token),

@@ -39,8 +39,7 @@ class GPTConfig:
     dropout: float = 0.1
 
     def __post_init__(self):
-        for name in ("vocab_size", "block_size", "embedding_dim", "num_heads", "num_layers",
-                     "expansion_factor"):
+        for name in ("vocab_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise GPTSettingError(f"{name}={value!r} must be a positive integer")
@@ -179,7 +178,7 @@ class GPT(nn.Module):
         """
         check_sampling(temperature, top_k)
         for _ in range(max_new_tokens):
-            context = ids[:, -self.config.block_size:]  # (B, <=T)
+            context = ids[:, -self.config.block_size :]  # (B, <=T)
             logits = self(context)[:, -1, :] / temperature  # (B, V)
             if top_k is not None:
                 kth_largest = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]  # (B, 1)
@@ -193,9 +192,7 @@ class GPT(nn.Module):
 def check_sampling(temperature, top_k):
     """Reject a temperature <= 0 or a top_k < 1 with an error that says what to use instead."""
     if not temperature > 0:
-        raise GPTSettingError(
-            f"temperature={temperature!r} must be positive; for greedy decoding use top_k=1"
-        )
+        raise GPTSettingError(f"temperature={temperature!r} must be positive; for greedy decoding use top_k=1")
     if top_k is not None and (not isinstance(top_k, int) or top_k < 1):
         raise GPTSettingError(f"top_k={top_k!r} must be a positive integer or None (no cut-off)")
 

@@ -14,8 +14,9 @@ from bytepair.gpt.errors import GPTSettingError
 from bytepair.gpt.model import check_sampling, resolve_device
 
 
-def sample(checkpoint, tokenizer, *, prompt="\n", max_new_tokens=200, temperature=1.0, top_k=None,
-           seed=1337, device=None) -> str:
+def sample(
+    checkpoint, tokenizer, *, prompt="\n", max_new_tokens=200, temperature=1.0, top_k=None, seed=1337, device=None
+) -> str:
     """The text the model writes after ``prompt`` (the continuation only).
 
     ``tokenizer`` is a ``Tokenizer`` or the path of its JSON file; it must be the one the
@@ -40,4 +41,4 @@ def sample(checkpoint, tokenizer, *, prompt="\n", max_new_tokens=200, temperatur
     ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)  # (1, T0)
     generator = torch.Generator(device=device).manual_seed(seed)
     ids = model.generate(ids, max_new_tokens, temperature=temperature, top_k=top_k, generator=generator)
-    return tokenizer.decode(ids[0, len(prompt_ids):].tolist())
+    return tokenizer.decode(ids[0, len(prompt_ids) :].tolist())

@@ -146,8 +146,9 @@ def new_run(data: EncodedData, model_config: GPTConfig, config: TrainConfig, dev
     torch.manual_seed(config.seed)
     model = GPT(model_config).to(device)
     batches = torch.Generator().manual_seed(config.seed)
-    return TrainingRun(model, _optimizer(model, config), batches, config, data.fingerprint,
-                       data.characters_per_token, device)
+    return TrainingRun(
+        model, _optimizer(model, config), batches, config, data.fingerprint, data.characters_per_token, device
+    )
 
 
 def resume_run(content: dict, data: EncodedData, device, max_steps=None) -> TrainingRun:
@@ -160,8 +161,18 @@ def resume_run(content: dict, data: EncodedData, device, max_steps=None) -> Trai
     batches = torch.Generator()
     batches.set_state(content["rng"]["batches"])
     torch.set_rng_state(content["rng"]["torch"])
-    return TrainingRun(model, optimizer, batches, config, data.fingerprint, data.characters_per_token,
-                       device, content["step"], content["train_seconds"], list(content["history"]))
+    return TrainingRun(
+        model,
+        optimizer,
+        batches,
+        config,
+        data.fingerprint,
+        data.characters_per_token,
+        device,
+        content["step"],
+        content["train_seconds"],
+        list(content["history"]),
+    )
 
 
 def _optimizer(model: GPT, config: TrainConfig) -> torch.optim.AdamW:
@@ -199,7 +210,9 @@ def train_until_done(run, train_ids, validate, *, eval_interval, checkpoint, pro
     if not run.history:
         _record(run, validate(run.model), train_loss=None)
     losses = []
-    with tqdm(total=run.config.max_steps, initial=run.step, desc=label, unit="step", disable=_disabled(progress)) as bar:
+    with tqdm(
+        total=run.config.max_steps, initial=run.step, desc=label, unit="step", disable=_disabled(progress)
+    ) as bar:
         while run.step < run.config.max_steps:
             started = time.perf_counter()
             losses.append(train_step(run, train_ids))
@@ -254,11 +267,31 @@ class TrainResult:
     config: TrainConfig
 
 
-def train(data_dir, out_dir=None, *, max_steps=None, batch_size=None, learning_rate=None,
-          min_learning_rate=None, warmup_steps=None, weight_decay=None, grad_clip=None, seed=None,
-          block_size=None, embedding_dim=None, num_heads=None, num_layers=None,
-          expansion_factor=None, dropout=None, eval_interval=250, eval_characters=100_000,
-          eval_batch_size=32, resume=False, device=None, progress=None) -> TrainResult:
+def train(
+    data_dir,
+    out_dir=None,
+    *,
+    max_steps=None,
+    batch_size=None,
+    learning_rate=None,
+    min_learning_rate=None,
+    warmup_steps=None,
+    weight_decay=None,
+    grad_clip=None,
+    seed=None,
+    block_size=None,
+    embedding_dim=None,
+    num_heads=None,
+    num_layers=None,
+    expansion_factor=None,
+    dropout=None,
+    eval_interval=250,
+    eval_characters=100_000,
+    eval_batch_size=32,
+    resume=False,
+    device=None,
+    progress=None,
+) -> TrainResult:
     """Train a GPT on ``data_dir`` (a folder with ``meta.json``) and checkpoint it in ``out_dir``.
 
     Settings left at ``None`` take the defaults of ``GPTConfig``/``TrainConfig`` (128 context,
@@ -279,10 +312,23 @@ def train(data_dir, out_dir=None, *, max_steps=None, batch_size=None, learning_r
     device = resolve_device(device)
     data = load_encoded(data_dir)
     checkpoint = checkpoint_file(out_dir if out_dir is not None else default_out_dir(data_dir))
-    model_settings = _given(block_size=block_size, embedding_dim=embedding_dim, num_heads=num_heads,
-                            num_layers=num_layers, expansion_factor=expansion_factor, dropout=dropout)
-    recipe = _given(batch_size=batch_size, learning_rate=learning_rate, min_learning_rate=min_learning_rate,
-                    warmup_steps=warmup_steps, weight_decay=weight_decay, grad_clip=grad_clip, seed=seed)
+    model_settings = _given(
+        block_size=block_size,
+        embedding_dim=embedding_dim,
+        num_heads=num_heads,
+        num_layers=num_layers,
+        expansion_factor=expansion_factor,
+        dropout=dropout,
+    )
+    recipe = _given(
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        min_learning_rate=min_learning_rate,
+        warmup_steps=warmup_steps,
+        weight_decay=weight_decay,
+        grad_clip=grad_clip,
+        seed=seed,
+    )
     if resume:
         run = _resume(checkpoint, data, device, model_settings, recipe, max_steps)
     else:
@@ -302,22 +348,45 @@ def _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eva
     (span,) = aligned_spans([(val.ids, data.lengths)], eval_characters)
 
     def validate(model):
-        return evaluate_span(model, val.ids, span, batch_size=eval_batch_size, device=run.device, special=data.lengths.special)
+        return evaluate_span(
+            model, val.ids, span, batch_size=eval_batch_size, device=run.device, special=data.lengths.special
+        )
 
-    train_until_done(run, data.split("train").ids, validate, eval_interval=eval_interval,
-                     checkpoint=checkpoint, progress=progress, label=data.folder.name)
+    train_until_done(
+        run,
+        data.split("train").ids,
+        validate,
+        eval_interval=eval_interval,
+        checkpoint=checkpoint,
+        progress=progress,
+        label=data.folder.name,
+    )
     save_checkpoint(checkpoint, run.checkpoint_content())
     validation = last_validation(run.history)
-    return TrainResult(checkpoint, run.step, run.tokens, run.characters, run.train_seconds, validation,
-                       run.history, run.model.config, run.config)
+    return TrainResult(
+        checkpoint,
+        run.step,
+        run.tokens,
+        run.characters,
+        run.train_seconds,
+        validation,
+        run.history,
+        run.model.config,
+        run.config,
+    )
 
 
 def last_validation(history) -> Evaluation:
     """The latest validation figure of a learning curve."""
     last = history[-1]
     # .get: curves in checkpoints written before bytes were recorded
-    return Evaluation(last["val_nats"], last["val_tokens"], last["val_characters"], last.get("val_bytes"),
-                      last.get("val_special_tokens", 0))
+    return Evaluation(
+        last["val_nats"],
+        last["val_tokens"],
+        last["val_characters"],
+        last.get("val_bytes"),
+        last.get("val_special_tokens", 0),
+    )
 
 
 def _resume(checkpoint, data, device, model_settings, recipe, max_steps) -> TrainingRun:

@@ -90,7 +90,15 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
             begun = int(start_positions[np.searchsorted(start_positions, end_offset) - 1])
             tail = piece[max(begun, offset) - offset :]
         spans.append(
-            Span(token_id, complete(offset), complete(end_offset), piece, not boundary[offset], tail, token_id in specials)
+            Span(
+                token_id,
+                complete(offset),
+                complete(end_offset),
+                piece,
+                not boundary[offset],
+                tail,
+                token_id in specials,
+            )
         )
         offset = end_offset
     return spans
@@ -123,7 +131,9 @@ def view_page(text, tokenizers, *, title="bytepair view", allowed_special=frozen
     size = len(text.encode("utf-8", errors="surrogatepass"))
     intro = f"{len(text):,} characters, {size:,} bytes (UTF-8). Hover a token for its id and bytes."
     body = f'<main class="panels" style="--n:{max(1, len(panels))}">{"".join(panels)}</main>'
-    return _document(title, f"<header><h1>{_e(title)}</h1><p>{_e(intro)}</p></header>{body}", VIEW_SCRIPT + "bindPanels();")
+    return _document(
+        title, f"<header><h1>{_e(title)}</h1><p>{_e(intro)}</p></header>{body}", VIEW_SCRIPT + "bindPanels();"
+    )
 
 
 def render_panel(label, tokenizer, text, *, allowed_special=frozenset()):
@@ -140,7 +150,10 @@ def render_panel(label, tokenizer, text, *, allowed_special=frozenset()):
         ("vocab size", f"{tokenizer.vocab_size:,}"),
     ]
     keys = ("tokens", "characters", "bytes", "chars_per_token", "bytes_per_token", "vocab_size")
-    cells = "".join(f'<div><dt>{_e(name)}</dt><dd data-stat="{key}">{_e(value)}</dd></div>' for (name, value), key in zip(shown, keys))
+    cells = "".join(
+        f'<div><dt>{_e(name)}</dt><dd data-stat="{key}">{_e(value)}</dd></div>'
+        for (name, value), key in zip(shown, keys)
+    )
     note = ""
     if seen != text:
         note = f'<p class="note">{_e(tokenizer.normalization)} normalization changed the text; offsets refer to the normalized text.</p>'
@@ -207,8 +220,7 @@ def _document(title, body, script):
     )
 
 
-STYLE = (
-    """
+STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 0; padding: 12px 16px; color: #222; background: #fafafa; }
 h1 { font-size: 18px; margin: 0 0 2px; } h2 { font-size: 15px; margin: 0 0 6px; overflow-wrap: anywhere; }
 header p { margin: 0 0 10px; color: #555; }
@@ -234,9 +246,7 @@ td.name, th.name { text-align: left; } .bars { min-width: 260px; text-align: lef
 th.group { text-align: center; cursor: default; border-left: 2px solid #fff; }
 .bar { height: 9px; margin: 1px 0; border-radius: 2px; } .legend span { display: inline-block; margin-right: 14px; }
 .legend i { display: inline-block; width: 12px; height: 12px; border-radius: 2px; margin-right: 4px; vertical-align: -1px; }
-"""
-    + "".join(f".c{i} {{ background: {colour}; }}\n" for i, colour in enumerate(COLOURS))
-)
+""" + "".join(f".c{i} {{ background: {colour}; }}\n" for i, colour in enumerate(COLOURS))
 
 # On hover: the token's id, bytes and character range in the panel's info line, and the tokens
 # covering the same characters outlined in the other panels (binary search: spans are in order).
@@ -297,7 +307,11 @@ def compare_page(report, *, title="bytepair compare"):
         cells, bars = _number(row["chars"]) + _number(row["bytes"]), []
         for number, label in enumerate(labels):
             result = row["results"][label]
-            cells += _number(result["tokens"]) + _number(result.get("bytes_per_token"), 3) + _number(result.get("chars_per_token"), 3)
+            cells += (
+                _number(result["tokens"])
+                + _number(result.get("bytes_per_token"), 3)
+                + _number(result.get("chars_per_token"), 3)
+            )
             width = 100 * (result["tokens"] or 0) / most
             shown = "n/a" if result["tokens"] is None else f"{result['tokens']:,}"
             bars.append(
@@ -306,11 +320,19 @@ def compare_page(report, *, title="bytepair compare"):
             )
         body.append(f'<tr><td class="name">{_e(row["name"])}</td><td class="bars">{"".join(bars)}</td>{cells}</tr>')
     total = report["total"]
-    foot = f'<td class="name">total ({total["texts"]} texts)</td><td></td>' + _number(total["chars"]) + _number(total["bytes"])
+    foot = (
+        f'<td class="name">total ({total["texts"]} texts)</td><td></td>'
+        + _number(total["chars"])
+        + _number(total["bytes"])
+    )
     for label in labels:
         result = total["results"][label]
-        foot += _number(result["tokens"]) + _number(result["bytes_per_token"], 3) + _number(result["chars_per_token"], 3)
-    legend = "".join(f'<span><i style="background:{_bar_colour(n)}"></i>{_e(label)}</span>' for n, label in enumerate(labels))
+        foot += (
+            _number(result["tokens"]) + _number(result["bytes_per_token"], 3) + _number(result["chars_per_token"], 3)
+        )
+    legend = "".join(
+        f'<span><i style="background:{_bar_colour(n)}"></i>{_e(label)}</span>' for n, label in enumerate(labels)
+    )
     content = (
         f"<header><h1>{_e(title)}</h1><p>Tokens per text for each tokenizer; fewer tokens for the same "
         "text means more text per token. Click a column heading to sort.</p>"
@@ -437,7 +459,9 @@ def live_server(tokenizers, *, port=8000, host="127.0.0.1", allowed_special=froz
                 try:
                     panels.append(render_panel(label, tok, text, allowed_special=allowed_special))
                 except BytepairError as error:
-                    panels.append(f'<section class="panel"><h2>{_e(label)}</h2><p class="note">{_e(error)}</p></section>')
+                    panels.append(
+                        f'<section class="panel"><h2>{_e(label)}</h2><p class="note">{_e(error)}</p></section>'
+                    )
             self._reply(200, "".join(panels).encode("utf-8"), "text/html")
 
         def _reply(self, status, data, kind):

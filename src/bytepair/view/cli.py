@@ -21,13 +21,40 @@ def register(subparsers):
         "side by side, with token counts, characters and bytes per token; ids and bytes on hover.",
         formatter_class=HelpFormatter,
     )
-    parser.add_argument("input", nargs="?", default=None, metavar="FILE_OR_TEXT", help="a UTF-8 text file, - for standard input, or the text itself")
-    parser.add_argument("-t", "--tokenizer", action="append", required=True, metavar="TOKENIZER", help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (cl100k_base, ...); repeat for each")
-    parser.add_argument("--vocab-dir", type=Path, default=None, help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)")
+    parser.add_argument(
+        "input",
+        nargs="?",
+        default=None,
+        metavar="FILE_OR_TEXT",
+        help="a UTF-8 text file, - for standard input, or the text itself",
+    )
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        action="append",
+        required=True,
+        metavar="TOKENIZER",
+        help="a tokenizer file (ours, .tiktoken, tokenizer.json) or a vocabulary name (cl100k_base, ...); repeat for each",
+    )
+    parser.add_argument(
+        "--vocab-dir",
+        type=Path,
+        default=None,
+        help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
+    )
     parser.add_argument("-o", "--output", type=Path, default=Path("tokens.html"), help="where to write the page")
     parser.add_argument("--max-chars", type=int, default=None, help="show only the first N characters")
-    parser.add_argument("--allowed-special", default="", metavar="TOKENS", help="comma-separated special tokens to show as such, or 'all'")
-    parser.add_argument("--serve", action="store_true", help="instead of a file, serve a live page on 127.0.0.1 where typed text is cut as you type")
+    parser.add_argument(
+        "--allowed-special",
+        default="",
+        metavar="TOKENS",
+        help="comma-separated special tokens to show as such, or 'all'",
+    )
+    parser.add_argument(
+        "--serve",
+        action="store_true",
+        help="instead of a file, serve a live page on 127.0.0.1 where typed text is cut as you type",
+    )
     parser.add_argument("--port", type=int, default=8000, help="port for --serve (0: any free port)")
     parser.set_defaults(run=run_view)
 
@@ -68,4 +95,3 @@ def read_input(value):
     if len(value) < 4096 and "\n" not in value and path.is_dir():
         raise UsageError(f"{value!r} is a folder; give a text file, - for standard input, or the text itself")
     return value, "text"
-
