@@ -99,3 +99,35 @@ def code_point_texts(contexts, per_text=4096):
         chunk = points[start : start + per_text]
         out.append((chunk, "\n".join(context.format(chr(c)) for c in chunk for context in contexts)))
     return out
+
+
+# -- random text for property tests against the peers -------------------------------------------
+
+# Characters where the patterns and the merge loop are easy to get wrong, drawn often.
+ODD_CHARACTERS = list(
+    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-"
+) + [
+    "\r\n",
+    "  ",
+    "\n\n",
+    "'s",
+    "'ll",
+    "\U0001f600",
+    "\U0001f3fd",
+    "é",
+    "e\u0301",
+    "人",
+    "한",
+    "ا",
+    "\u0939\u093f",
+]
+
+
+def random_texts(max_size=60):
+    """A hypothesis strategy: texts of up to ``max_size`` draws, each an odd character (above) or
+    any code point but a surrogate, unassigned ones included."""
+    from hypothesis import strategies as st
+
+    return st.lists(
+        st.one_of(st.sampled_from(ODD_CHARACTERS), st.characters(blacklist_categories=("Cs",))), max_size=max_size
+    ).map("".join)

@@ -15,14 +15,13 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
 
 import bytepair
 from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
 from datafiles import data_file
-from generated import code_point_texts
+from generated import code_point_texts, random_texts
 
 tokenizers = pytest.importorskip("tokenizers")
 
@@ -206,28 +205,9 @@ def test_stdlib_code(pairs, name):
 
 # -- random text --------------------------------------------------------------------------------
 
-ODD = list(
-    " \t\n\r\x0b\x0c\x85\xa0\u1680\u2000\u2028\u2029\u202f\u3000\u200b\ufeff'sStdmlLvreE\u017f1234567890.,!?/\\-"
-) + [
-    "\r\n",
-    "  ",
-    "\n\n",
-    "'s",
-    "'ll",
-    "\U0001f600",
-    "\U0001f3fd",
-    "é",
-    "e\u0301",
-    "人",
-    "한",
-    "ا",
-    "\u0939\u093f",
-]
 # Any character, unassigned ones included: the scanner takes HF's (Oniguruma's) Unicode tables
 # for its files (test_every_assigned_code_point_encodes_like_hf checks them all).
-random_text = st.lists(st.one_of(st.sampled_from(ODD), st.characters(blacklist_categories=("Cs",))), max_size=60).map(
-    "".join
-)
+random_text = random_texts()
 
 
 @pytest.mark.data
