@@ -52,7 +52,7 @@ def assert_reader_agrees(data):
 tokens_strategy = st.lists(st.binary(min_size=1, max_size=12), min_size=1, max_size=40)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(tokens=tokens_strategy, data=st.data())
 def test_rank_lines_equal_the_twin_on_generated_files(tokens, data):
     ranks = data.draw(st.permutations(range(len(tokens))))
@@ -68,7 +68,7 @@ def test_rank_lines_equal_the_twin_on_generated_files(tokens, data):
 DOUBTFUL = list(b"= \n\r\t+-_0A/") + [0, 0xFF, ord("9")]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(tokens=tokens_strategy, data=st.data())
 def test_rank_lines_equal_the_twin_with_a_byte_changed(tokens, data):
     ranks = data.draw(st.lists(st.integers(0, 3 * len(tokens)), min_size=len(tokens), max_size=len(tokens)))
@@ -162,13 +162,13 @@ def engine_splits(tokens):
 token_strategy = st.binary(min_size=1, max_size=20).map(lambda b: bytes(b"ab\x00\xff"[x % 4] for x in b))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(tokens=st.lists(token_strategy, min_size=1, max_size=60))
 def test_token_splits_are_every_split(tokens):
     assert engine_splits(tokens) == brute_force_splits(tokens)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(extra=st.lists(st.binary(min_size=2, max_size=30), max_size=80, unique=True))
 def test_token_splits_equal_the_python_pair_table(extra):
     tokens = [bytes([b]) for b in range(256)] + [t for t in extra if len(t) > 1]
@@ -216,7 +216,7 @@ def encoders(tokens):
     return _engine.Encoder(**common, pair_table=None, token_splits=True), _engine.Encoder(**common, pair_table=table)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(
     tokens=st.lists(st.text("abc ", min_size=2, max_size=8).map(str.encode), max_size=40, unique=True),
     text=st.text("abc ", max_size=60),
