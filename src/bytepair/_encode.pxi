@@ -7,10 +7,17 @@
 from cpython.list cimport PyList_New
 from cpython.ref cimport PyObject
 from cpython.unicode cimport PyUnicode_GET_LENGTH, PyUnicode_KIND, PyUnicode_DATA
-from libc.stdint cimport int64_t, uint16_t, uint32_t
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t, uint8_t, uint16_t, uint32_t
 from libc.string cimport memset
 from libcpp cimport bool as cbool
 from libcpp.vector cimport vector
+
+cdef extern from "engine/token_splits.hpp":
+    cdef struct TokenRef "bp::TokenRef":
+        const uint8_t* bytes  # the caller's buffer
+        size_t length
+        uint32_t id
 
 cdef extern from "engine/encoder.hpp":
     cdef cppclass EncoderCore "bp::EncoderCore":
@@ -20,6 +27,7 @@ cdef extern from "engine/encoder.hpp":
         void set_fallback(int byte, uint32_t token_id)
         void add_pair(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) except +
         void add_token(const char* data, size_t n, uint32_t token_id) except +
+        void add_tokens(const vector[TokenRef]& tokens) except +
         void derive_token_splits()
         void reserve_tokens(size_t n) except +
         void finish() except +
@@ -211,19 +219,26 @@ cdef class Encoder:
                 self._core.add_pair(left, right, _checked_id(rank, "a rank"), merged)
 
     cdef _load_vocabulary(self, token_bytes, excluded, cbool token_splits):
+        # The engine reads the tokens by pointer, in add_tokens and (token_splits) in finish():
+        # token_bytes is referenced by __cinit__ until then.
         cdef uint32_t token_id
         cdef bytes value
+        cdef vector[TokenRef] refs
+        cdef TokenRef ref
         if token_splits:
-            # in finish(), once every token is in; it reads them by pointer: token_bytes is
-            # referenced by __cinit__ until then
             self._core.derive_token_splits()
         self._core.reserve_tokens(len(token_bytes))
+        refs.reserve(len(token_bytes))
         for index, value in enumerate(token_bytes):
             if value is None or index in excluded:
                 continue
             token_id = _checked_id(index, "a token id")
-            self._core.add_token(value, len(value), token_id)
+            ref.bytes = <const uint8_t*>PyBytes_AS_STRING(value)
+            ref.length = PyBytes_GET_SIZE(value)
+            ref.id = token_id
+            refs.push_back(ref)
             self._note_id(token_id)
+        self._core.add_tokens(refs)
 
     def encode_ordinary(self, text):
         """The ids of ``text``: scanned with ``pattern`` (or one piece), each piece merged.

@@ -16,6 +16,8 @@ files below declare it and wrap it for Python:
 - ``_train.pxi``  ``train_merges``: incremental pair counting with a priority queue (Cython)
 - ``_count.pxi``  ``count_pieces``: the unique pieces of a training text (engine/counting.hpp)
 - ``_decode.pxi`` ``Decoder``: ids to bytes through one flat table (engine/decoder.hpp, py_ids.hpp)
+- ``_load.pxi``   ``read_rank_lines`` (a tiktoken rank file's bytes) and ``token_splits``
+                  (tiktoken's pair table) (engine/rank_file.hpp, token_splits.hpp)
 """
 
 include "_scan.pxi"
@@ -23,3 +25,4 @@ include "_encode.pxi"
 include "_train.pxi"
 include "_count.pxi"
 include "_decode.pxi"
+include "_load.pxi"

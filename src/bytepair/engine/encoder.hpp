@@ -35,6 +35,7 @@
 #include "piece_maps.hpp"
 #include "scanner.hpp"
 #include "threads.hpp"
+#include "token_splits.hpp"
 #include "worker_pool.hpp"
 
 namespace bp {
@@ -81,13 +82,8 @@ struct EncoderCore {
     ShortMap short_vocab;                                // whole-piece lookup
     PieceMap long_vocab;
     bool token_splits = false;                           // derive_token_splits()
-    struct SplitToken {
-        const uint8_t* bytes;  // the caller's buffer, which must outlive finish()
-        size_t length;
-        uint32_t id;
-    };
-    std::vector<SplitToken> split_tokens;                // tokens of two bytes or more
-    std::vector<bool> token_lengths;                     // lengths some token has
+    std::vector<TokenRef> split_tokens;                  // every token, by pointer: the caller's
+                                                         // buffers must outlive finish()
     WorkerPool pool;
 
     EncoderCore(bool char_mode_, int pattern_, bool whole_piece_, bool monotonic_)
@@ -113,11 +109,7 @@ struct EncoderCore {
         const uint8_t* key = reinterpret_cast<const uint8_t*>(bytes);
         size_t count;
         if (n == 0) return;  // pieces are never empty
-        if (token_splits) {
-            if (n >= token_lengths.size()) token_lengths.resize(n + 1, false);  // a bit per length
-            token_lengths[n] = true;
-            if (n > 1) split_tokens.push_back({key, n, id});
-        }
+        if (token_splits) split_tokens.push_back({key, n, id});
         if (n <= SHORT_KEY) {
             ShortKey packed;
             pack_bytes(key, n, packed);
@@ -128,17 +120,32 @@ struct EncoderCore {
             if (!long_vocab.find(key, n, h, &count)) long_vocab.insert(key, n, h, &id, 1);
         }
     }
+    // add_token for each of `tokens` (the caller's buffers), with the slot of the token
+    // LOAD_AHEAD further on loaded early: inserting cl100k's 100K tokens one by one spent 80%
+    // of its time waiting for the first slot (perf); the table now takes 17 ms, not 26-34.
+    void add_tokens(const std::vector<TokenRef>& tokens) {
+        size_t n = tokens.size();
+        for (size_t k = 0; k < n; ++k) {
+            if (k + LOAD_AHEAD < n && tokens[k + LOAD_AHEAD].length <= SHORT_KEY) {
+                ShortKey packed;
+                pack_bytes(tokens[k + LOAD_AHEAD].bytes, tokens[k + LOAD_AHEAD].length, packed);
+                short_vocab.prefetch(packed.hash());
+            }
+            add_token(reinterpret_cast<const char*>(tokens[k].bytes), tokens[k].length, tokens[k].id);
+        }
+    }
+    static const size_t LOAD_AHEAD = 16;  // untuned
+
     // tiktoken's rule: every split of a whole-piece token into two whole-piece tokens is a
     // pair, ranked as the token and merging into it (ids are ranks). Asked for before the
-    // tokens are added (each is then noted, by pointer), derived in finish(). Python twin:
-    // model.tiktoken_pair_table. On cl100k this replaces 0.25 s of numpy and 0.15 s of intake
-    // of a 233K-pair table by about 0.05 s here.
+    // tokens are added (each is then noted, by pointer), derived in finish() by
+    // token_splits.hpp. Python twin: model.tiktoken_pair_table.
     void derive_token_splits() { token_splits = true; }
     void reserve_tokens(size_t n) { short_vocab.reserve(n); }
 
     void finish() {
         if (token_splits) add_token_splits();
-        std::vector<SplitToken>().swap(split_tokens);
+        std::vector<TokenRef>().swap(split_tokens);
         pairs.build();
         if (char_mode && !whole_piece) {
             std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
@@ -149,35 +156,13 @@ struct EncoderCore {
         }
     }
 
-    // Every split of every kept token whose sides both have the length of some token (so a
-    // huge token costs a handful of look-ups, not one per byte). cl100k: 543K cuts, 363K of
-    // them with a token before the cut, about 0.1 s in all: nearly every look-up misses the
-    // cache (the table of 100K tokens is 8 MB). Tried and dropped: loading the slots of 8 or
-    // 32 tokens' cuts ahead (no faster).
+    // cl100k: 52-59 ms with the derivation and the pair table's build, against 119-160 ms
+    // when both sides of each cut were looked up in the whole-piece table (process time).
     void add_token_splits() {
-        uint32_t left, right;
-        for (const SplitToken& t : split_tokens) {
-            const uint8_t* p = t.bytes;
-            for (size_t cut = 1; cut < t.length; ++cut) {
-                if (!token_lengths[cut] || !token_lengths[t.length - cut]) continue;
-                if (token_id(p, cut, &left) && token_id(p + cut, t.length - cut, &right)) pairs.add(left, right, t.id, t.id);
-            }
-        }
-    }
-
-    // The id of the whole-piece token with these bytes, if any.
-    bool token_id(const uint8_t* p, size_t n, uint32_t* id) const {
-        size_t count;
-        const uint32_t* found;
-        if (n <= SHORT_KEY) {
-            ShortKey packed;
-            pack_bytes(p, n, packed);
-            found = short_vocab.find(packed, packed.hash(), &count);
-        } else {
-            found = long_vocab.find(p, n, hash_bytes(p, n), &count);
-        }
-        if (found) *id = *found;
-        return found != nullptr;
+        pairs.reserve(3 * split_tokens.size());  // cl100k: 2.3 pairs a token; untuned
+        for_each_token_split(split_tokens, [this](uint32_t left, uint32_t right, uint32_t whole) {
+            pairs.add(left, right, whole, whole);
+        });
     }
 
     inline uint32_t base_char(uint32_t cp) const {

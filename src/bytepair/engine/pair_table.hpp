@@ -33,25 +33,39 @@ class PairTable {
         max_rank_ = std::max(max_rank_, rank);
     }
 
+    // Inserts the staged pairs in the order added, loading the slot of the pair 16 ahead
+    // early; a pair added again leaves its lowest rank in the slot and the others, sorted, in
+    // later_. Sorting the staged pairs first (to meet a pair's ranks together) took 15-20 ms
+    // of cl100k's 233K derived pairs, most of the table's build.
+    void reserve(size_t pairs) { staged_.reserve(pairs); }
+
     void build() {
-        std::sort(staged_.begin(), staged_.end(), [](const Slot& a, const Slot& b) {
-            return a.key != b.key ? a.key < b.key : a.rank < b.rank;
-        });
         size_t size = 16;
         while (size < 2 * staged_.size()) size <<= 1;
         slots_.assign(size, Slot{EMPTY, 0, 0});
         mask_ = size - 1;
-        for (size_t k = 0; k < staged_.size(); ++k) {
+        size_t count = staged_.size();
+        for (size_t k = 0; k < count; ++k) {
+            if (k + AHEAD < count) BP_PREFETCH(&slots_[mix64(staged_[k + AHEAD].key) & mask_]);
             const Slot& entry = staged_[k];
-            if (k > 0 && staged_[k - 1].key == entry.key) {
-                later_[entry.key].push_back(entry.rank);  // sorted: staged_ is
-                find_slot(entry.key)->merged |= MORE;
+            size_t i = mix64(entry.key) & mask_;
+            while (slots_[i].key != EMPTY && slots_[i].key != entry.key) i = (i + 1) & mask_;
+            Slot& slot = slots_[i];
+            if (slot.key == EMPTY) {
+                slot = entry;
                 continue;
             }
-            size_t i = mix64(entry.key) & mask_;
-            while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-            slots_[i] = entry;
+            std::vector<uint32_t>& later = later_[entry.key];
+            if (entry.rank < slot.rank) {
+                later.push_back(slot.rank);
+                slot.rank = entry.rank;
+                slot.merged = entry.merged | MORE;
+            } else {
+                later.push_back(entry.rank);
+                slot.merged |= MORE;
+            }
         }
+        for (auto& item : later_) std::sort(item.second.begin(), item.second.end());
         std::vector<Slot>().swap(staged_);
     }
 
@@ -91,6 +105,7 @@ class PairTable {
     };
     static constexpr uint64_t EMPTY = ~0ULL;
     static constexpr uint32_t MORE = 0x80000000u;  // ids are < 2**31 (checked in Python)
+    static constexpr size_t AHEAD = 16;  // untuned
 
     static inline uint64_t key(uint32_t left, uint32_t right) {
         return (uint64_t(left) << 32) | right;

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <vector>
 
+#include "compat.hpp"
 #include "hashing.hpp"
 
 namespace bp {
@@ -58,6 +59,9 @@ class ShortMap {
     void reserve(size_t n) {
         while (2 * n > slots_.size()) grow();
     }
+
+    // Starts loading the first slot of hash `h`, so that several inserts wait on memory together.
+    inline void prefetch(uint64_t h) const { BP_PREFETCH(&slots_[h & (slots_.size() - 1)]); }
 
     void clear() {
         slots_.assign(SHORT_MAP_INITIAL_SLOTS, Slot{});
