@@ -35,6 +35,10 @@ cdef extern from "engine/encoder.hpp":
     void _encode_concat "bp::encode_concat"(EncoderCore& core, const vector[TextRef]& texts,
                                             cbool one_piece, vector[uint32_t]& out,
                                             vector[uint32_t]& unknown) except + nogil
+    void _encode_spread "bp::encode_spread"(EncoderCore& core, const TextRef& text, int threads,
+                                            vector[vector[uint32_t]]& outs,
+                                            vector[uint32_t]& unknown) except + nogil
+    cbool _spreads "bp::spreads"(const EncoderCore& core, const TextRef& text, int threads) nogil
     void _encode_batch "bp::encode_batch"(EncoderCore& core, const vector[TextRef]& texts,
                                           int threads, vector[vector[uint32_t]]& outs,
                                           vector[uint32_t]& unknown) except + nogil
@@ -42,6 +46,7 @@ cdef extern from "engine/encoder.hpp":
                                           uint32_t& bad) nogil
     cbool _has_surrogates "bp::has_surrogates"(int kind, const void* data, size_t n) nogil
     size_t _idle_cache_bytes "bp::idle_cache_bytes.load"() nogil
+    size_t _set_spread_min_chars_c "bp::set_spread_min_chars"(size_t n) nogil
     size_t _set_idle_cache_budget "bp::set_idle_cache_budget"(size_t budget) nogil
     size_t IDLE_CACHE_BUDGET "bp::IDLE_CACHE_BUDGET"
 
@@ -112,6 +117,12 @@ def cache_bytes():
 def _set_cache_budget(size_t budget):
     """Sets the idle-cache budget in bytes (all Encoders together); returns the previous one."""
     return _set_idle_cache_budget(budget)
+
+
+def _set_spread_min_chars(size_t n):
+    """Sets the characters per span below which one text is not spread over more threads
+    (bp::encode_spread; tests lower it); returns the previous value."""
+    return _set_spread_min_chars_c(n)
 
 
 cdef str _checked_text(object text):
@@ -240,17 +251,37 @@ cdef class Encoder:
             self._note_id(token_id)
         self._core.add_tokens(refs)
 
-    def encode_ordinary(self, text):
+    def encode_ordinary(self, text, num_threads=None):
         """The ids of ``text``: scanned with ``pattern`` (or one piece), each piece merged.
+        In char mode without a pattern a long text is cut where no merge can span and spread
+        over up to ``num_threads`` threads (default: all cores); other texts take one.
 
         Python twin: ``reference.encode_piece`` / ``reference.merge_by_rank`` over ``patterns.split``.
 
         Raises ``UnknownCharacters`` in char mode for characters with no id.
         """
-        cdef vector[TextRef] refs
+        cdef vector[vector[uint32_t]] outs
+        cdef int threads = self._run_spread(text, num_threads, outs)
+        if outs.size() == 1:
+            return _ids_to_list(outs[0], self._id_objects)
+        return _joined_list(outs, self._id_objects, threads)
+
+    cdef int _run_spread(self, text, num_threads, vector[vector[uint32_t]]& outs) except -1:
+        """Encodes one text into ``outs`` (one id list per span, see bp::encode_spread), with
+        the GIL released; returns the threads it asked for."""
+        cdef vector[uint32_t] unknown
+        cdef TextRef ref
+        cdef int threads = 1
         text = _checked_text(text)
-        refs.push_back(_ref(text))
-        return self._run_concat(refs, False)
+        ref = _ref(text)
+        if num_threads is not None or _spreads(self._core[0], ref, 2):
+            import os
+
+            threads = (os.cpu_count() or 1) if num_threads is None else _checked_threads(num_threads)
+        with nogil:
+            _encode_spread(self._core[0], ref, threads, outs, unknown)
+        _raise_unknown(unknown)
+        return threads
 
     def encode_pieces(self, pieces):
         """The ids of already-split pieces (a custom regex split in Python), in order.
@@ -327,19 +358,17 @@ cdef class Encoder:
         self._run_batch(texts, num_threads, refs, outs)
         return _concat_arrays(outs, out_dtype)
 
-    def encode_to_array(self, text, out_dtype="uint32"):
-        """The ids of ``text`` as a numpy array of ``out_dtype`` ("uint16" or "uint32").
+    def encode_to_array(self, text, out_dtype="uint32", num_threads=None):
+        """The ids of ``text`` as a numpy array of ``out_dtype`` ("uint16" or "uint32"); threads
+        as in ``encode_ordinary``.
 
         Python twin: ``reference.encode_piece`` / ``reference.merge_by_rank`` over ``patterns.split``.
 
         Raises ``OverflowError`` if an id does not fit in ``uint16``.
         """
-        cdef vector[TextRef] refs
-        cdef vector[vector[uint32_t]] outs = vector[vector[uint32_t]](1)
+        cdef vector[vector[uint32_t]] outs
         _check_out_dtype(out_dtype)
-        text = _checked_text(text)
-        refs.push_back(_ref(text))
-        self._encode_concat(refs, False, outs[0])
+        self._run_spread(text, num_threads, outs)
         return _concat_arrays(outs, out_dtype)[0]
 
     def split(self, text):
@@ -372,6 +401,38 @@ cdef list _batch_lists(const vector[vector[uint32_t]]& outs, list table, int thr
         PyObject_GC_UnTrack(result)
         lists.append(result)
         items.push_back(PySequence_Fast_ITEMS(result))
+    _fill_items(outs, table, items, threads)
+    for result in lists:
+        PyObject_GC_Track(result)
+    return lists
+
+
+cdef list _joined_list(const vector[vector[uint32_t]]& outs, list table, int threads):
+    """``outs`` end to end as one list of ints, sharing ``table``'s int objects; each part
+    filled on ``threads`` threads without the GIL (see bp::fill_lists)."""
+    cdef size_t k, total = 0
+    for k in range(outs.size()):
+        total += outs[k].size()
+    if threads < 2 or total < PARALLEL_LISTS_MIN_IDS or total >= 2**32:  # counts are 32-bit
+        return [i for k in range(outs.size()) for i in _ids_to_list(outs[k], table)]
+    cdef list result = PyList_New(total)
+    PyObject_GC_UnTrack(result)  # as in _batch_lists
+    cdef vector[PyObject**] items
+    cdef PyObject** first = PySequence_Fast_ITEMS(result)
+    total = 0
+    for k in range(outs.size()):
+        items.push_back(first + total)
+        total += outs[k].size()
+    _fill_items(outs, table, items, threads)
+    PyObject_GC_Track(result)
+    return result
+
+
+cdef int _fill_items(const vector[vector[uint32_t]]& outs, list table, const vector[PyObject**]& items,
+                     int threads) except -1:
+    """``items[k]`` (each ``outs[k].size()`` slots of a new, untracked list) gets the int
+    objects of ``outs[k]``'s ids, with their references."""
+    cdef size_t k
     cdef vector[vector[uint32_t]] uses
     cdef PyObject* const* objects = PySequence_Fast_ITEMS(table)
     cdef size_t size = len(table)
@@ -384,9 +445,7 @@ cdef list _batch_lists(const vector[vector[uint32_t]]& outs, list table, int thr
                 memset(items[k], 0, outs[k].size() * sizeof(PyObject*))
         raise
     _add_references(objects, uses)
-    for result in lists:
-        PyObject_GC_Track(result)
-    return lists
+    return 0
 
 
 cdef _raise_unknown(const vector[uint32_t]& unknown):

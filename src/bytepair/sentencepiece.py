@@ -341,7 +341,7 @@ class SentencePieceTokenizer(Tokenizer):
             for word in ([part] if token_id is not None else _WORDS.findall(part))
         ]
 
-    def _encode_ordinary(self, text):
+    def _encode_ordinary(self, text, num_threads=None):  # pieces: one thread (threads are for a batch)
         text = clean_surrogates(text)
         if self._sp.engine_reason is not None:
             return self._reference.encode(text)
@@ -380,8 +380,8 @@ class SentencePieceTokenizer(Tokenizer):
             normalized.append(self.normalize_text(clean_surrogates(text)))
         return self._engine_call(self._engine.encode_batch, normalized, threads)
 
-    def encode_to_array(self, text: str, *, dtype=None) -> np.ndarray:
-        return np.asarray(self.encode_ordinary(text), dtype=dtype or self.array_dtype)
+    def encode_to_array(self, text: str, *, dtype=None, num_threads=None) -> np.ndarray:
+        return np.asarray(self.encode_ordinary(text, num_threads=num_threads), dtype=dtype or self.array_dtype)
 
     # -- decoding --------------------------------------------------------------------------
 

@@ -339,8 +339,11 @@ class Tokenizer(DropInMixin):
         *,
         allowed_special: AbstractSet[str] | str = frozenset(),
         disallowed_special: Collection[str] | str = "all",
+        num_threads: int | None = None,
     ) -> list[int]:
-        """Text to ids, with tiktoken's special-token rules.
+        """Text to ids, with tiktoken's special-token rules. In char mode without a pattern a
+        long text is spread over ``num_threads`` threads (default: all cores; the same ids);
+        other texts take one thread.
 
         Example:
             >>> tok = Tokenizer(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")],
@@ -351,22 +354,25 @@ class Tokenizer(DropInMixin):
         WARNING: by default a special token's string in the text raises
         ``DisallowedSpecialTokenError``, so user text cannot forge structure.
         """
+        threads = None if num_threads is None else check_num_threads(num_threads)
         text = self._normalized(text)
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         check_disallowed(text, disallowed)
         if not allowed:
-            return self._encode_ordinary(text)
+            return self._encode_ordinary(text, threads)
         ids = []
         for segment, is_special in split_on_special(text, allowed):
             if is_special:
                 ids.append(self._special_tokens[segment])
             else:
-                ids.extend(self._encode_ordinary(segment))
+                ids.extend(self._encode_ordinary(segment, threads))
         return ids
 
-    def encode_ordinary(self, text: str) -> list[int]:
-        """Text to ids, treating special-token strings as ordinary text (the fast path)."""
-        return self._encode_ordinary(self._normalized(text))
+    def encode_ordinary(self, text: str, *, num_threads: int | None = None) -> list[int]:
+        """Text to ids, treating special-token strings as ordinary text (the fast path);
+        threads as in ``encode``."""
+        threads = None if num_threads is None else check_num_threads(num_threads)
+        return self._encode_ordinary(self._normalized(text), threads)
 
     def encode_batch(
         self,
@@ -428,14 +434,16 @@ class Tokenizer(DropInMixin):
             return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets
         return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
 
-    def encode_to_array(self, text: str, *, dtype: Any = None) -> np.ndarray:
-        """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``."""
+    def encode_to_array(self, text: str, *, dtype: Any = None, num_threads: int | None = None) -> np.ndarray:
+        """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``;
+        threads as in ``encode``."""
+        threads = None if num_threads is None else check_num_threads(num_threads)
         dtype = np.dtype(dtype or self.array_dtype)
         self._check_ids_fit(dtype)
         text = self._normalized(text)
         if self._regex_pattern is not None:
             return np.asarray(self._encode_ordinary(text), dtype=dtype)
-        return self._engine_call(self._engine.encode_to_array, text, dtype.name)
+        return self._engine_call(self._engine.encode_to_array, text, dtype.name, threads)
 
     @property
     def array_dtype(self) -> str:
@@ -478,11 +486,11 @@ class Tokenizer(DropInMixin):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
         return normalize(text, self._normalization)
 
-    def _encode_ordinary(self, text):
+    def _encode_ordinary(self, text, num_threads=None):
         if self._regex_pattern is not None:
             # The engine's surrogate rule, applied before the regex sees a pair as two pieces.
             return self._engine_call(self._engine.encode_pieces, regex_split(clean_surrogates(text), self._pattern))
-        return self._engine_call(self._engine.encode_ordinary, text)
+        return self._engine_call(self._engine.encode_ordinary, text, num_threads)
 
     def _engine_call(self, function, *args):
         try:

@@ -5,11 +5,15 @@
 - the engine (through ``Tokenizer``) equals ``reference.encode_piece`` on the whole text, on
   random texts over small alphabets with trained merges, with and without byte fallback;
 - unknown characters are still reported, each once;
+- one text spread over threads (cut into spans at safe boundaries, ``num_threads``) gives the
+  ids of one thread, with spans as short as a few characters (the tests lower the span size);
 - on WikiText-2 train with seed 000's tokenizer: the same ids as the whole text merged as one
   piece (the engine's path before the cuts) and as the reference on a slice.
 """
 
 from __future__ import annotations
+
+from contextlib import contextmanager
 
 import pytest
 from hypothesis import given, settings
@@ -88,6 +92,59 @@ def test_cut_encoding_with_byte_fallback(case, data):
     assert tokenizer.encode(text) == expected
 
 
+@contextmanager
+def spans_of(characters):
+    """One text is spread over threads in spans of this many characters and more."""
+    previous = _engine._set_spread_min_chars(characters)
+    try:
+        yield
+    finally:
+        _engine._set_spread_min_chars(previous)
+
+
+@settings(max_examples=300, deadline=None)
+@given(case=cases(), threads=st.integers(2, 6), span=st.integers(1, 60))
+def test_spread_over_threads_equals_one_thread_and_the_reference(case, threads, span):
+    base, merges, text = case
+    tokenizer = Tokenizer(mode="char", merges=merges, base_tokens=base)
+    expected = reference_ids(tokenizer, merges, text)
+    assert tokenizer.encode(text, num_threads=1) == expected
+    with spans_of(span):
+        assert tokenizer.encode(text, num_threads=threads) == expected
+        assert tokenizer.encode_to_array(text, num_threads=threads).tolist() == expected
+        assert tokenizer.encode_ordinary(text, num_threads=threads) == expected
+
+
+def test_spread_long_text_into_one_list():
+    # past PARALLEL_LISTS_MIN_IDS ids, so that the list is filled on the threads
+    alphabet = "abcdefgh ijk\né"
+    text = "".join(alphabet[(k * k + k // 7) % len(alphabet)] for k in range(300_000))
+    base, merges = trained_merges(text[:3000], 8)
+    tokenizer = Tokenizer(mode="char", merges=merges, base_tokens=base)
+    one = tokenizer.encode(text, num_threads=1)
+    assert len(one) > _engine.PARALLEL_LISTS_MIN_IDS
+    with spans_of(1000):
+        for threads in (2, 3, 7):
+            assert tokenizer.encode(text, num_threads=threads) == one
+            assert tokenizer.encode_to_array(text, num_threads=threads).tolist() == one
+
+
+def test_spread_reports_unknown_characters_once():
+    tokenizer = Tokenizer(mode="char", merges=[("a", "b")], base_tokens="ab ")
+    with spans_of(10), pytest.raises(UnknownCharactersError) as error:
+        tokenizer.encode("ab ab z ab" * 50 + "y" + "ab " * 40, num_threads=4)
+    assert error.value.characters == ["y", "z"]
+
+
+def test_num_threads_is_checked():
+    tokenizer = Tokenizer(mode="char", merges=[("a", "b")], base_tokens="ab ")
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError):
+            tokenizer.encode("ab", num_threads=bad)
+        with pytest.raises(ValueError):
+            tokenizer.encode_to_array("ab", num_threads=bad)
+
+
 def test_unknown_characters_are_reported_once_on_the_cut_path():
     tokenizer = Tokenizer(mode="char", merges=[("a", "b")], base_tokens="ab ")
     with pytest.raises(UnknownCharactersError) as error:
@@ -114,6 +171,9 @@ def test_wikitext_train_equals_the_whole_text_merged_as_one_piece():
     ids = tokenizer.encode(text)
     assert ids == whole.encode_ordinary(text)
     assert tokenizer.encode_to_array(text).tolist() == ids
+    # spread over threads, as the default is on a machine with several cores
+    assert tokenizer.encode(text, num_threads=3) == ids
+    assert tokenizer.encode_to_array(text, num_threads=2).tolist() == ids
     assert tokenizer.decode(ids) == text
     sample = text[:100_000]
     assert tokenizer.encode(sample) == reference_ids(tokenizer, tokenizer.model.merges, sample)

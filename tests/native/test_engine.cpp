@@ -167,6 +167,85 @@ static void test_map_growth() {
     assert(shorts.entries() == 0 && !shorts.find(packed, packed.hash(), &count));
 }
 
+// Every ASCII string of 1-8 characters packs to its own nonzero word (the length included:
+// "a" and "a\0" differ), which a WordMap finds after growing; non-ASCII does not pack.
+static void test_word_keys_and_map() {
+    std::mt19937 random(7);
+    std::set<std::string> strings;
+    for (size_t len = 1; len <= 8; ++len) {
+        strings.insert(std::string(len, '\0'));
+        strings.insert(std::string(len, '\x7f'));
+        strings.insert("a" + std::string(len - 1, '\0'));
+    }
+    while (strings.size() < 30000) {
+        std::string text(1 + random() % 8, ' ');
+        for (char& c : text) c = char(random() % 4 == 0 ? random() % 128 : 'a' + random() % 3);
+        strings.insert(text);
+    }
+    WordMap map;
+    std::set<uint64_t> words;
+    size_t k = 0;
+    for (const std::string& text : strings) {
+        std::vector<uint16_t> units(text.begin(), text.end());
+        uint64_t word, again;
+        assert(pack_word(reinterpret_cast<const uint8_t*>(text.data()), text.size(), word));
+        assert(pack_word(units.data(), units.size(), again) && again == word);  // any code unit width
+        assert(word != 0 && words.insert(word).second);
+        uint32_t ids[3] = {uint32_t(k), uint32_t(k + 1), uint32_t(k + 2)};
+        size_t count;
+        assert(!map.find(word, &count));
+        map.insert(word, ids, 1 + k % 3);
+        ++k;
+    }
+    assert(map.slots() > WORD_MAP_INITIAL_SLOTS && 2 * map.entries() <= map.slots());
+    k = 0;
+    for (const std::string& text : strings) {
+        uint64_t word;
+        pack_word(reinterpret_cast<const uint8_t*>(text.data()), text.size(), word);
+        size_t count = 0;
+        const uint32_t* ids = map.find(word, &count);
+        assert(ids && count == 1 + k % 3);
+        for (size_t i = 0; i < count; ++i) assert(ids[i] == k + i);
+        ++k;
+    }
+    const uint16_t wide[] = {'a', 0xE9, 'b'};
+    uint64_t word;
+    assert(!pack_word(wide, 3, word));
+    map.clear();
+    size_t count;
+    assert(map.entries() == 0 && !map.find(*words.begin(), &count));
+}
+
+// Spans for threads start and end at safe boundaries only, in order, and cover the text.
+static void test_cut_spans() {
+    CutTable cuts;
+    cuts.add_pair(0, 1, 0, 3);  // a + b -> ab: no cut between a and b
+    cuts.add_pair(3, 2, 1, 4);  // ab + c: none between b and c
+    cuts.build({{0, 'a'}, {1, 'b'}, {2, 'c'}});
+    assert(cuts.enabled());
+    std::mt19937 random(11);
+    for (int round = 0; round < 200; ++round) {
+        std::string text(1 + random() % 300, 'a');
+        for (char& c : text) c = "abc"[random() % 3];
+        if (round % 10 == 0) text = std::string(text.size(), 'a') + "bc";  // runs of "a" cut everywhere
+        if (round % 10 == 1) text = "a" + std::string(text.size(), 'b') + std::string(text.size(), 'c');
+        size_t parts = 1 + random() % 9;
+        std::vector<size_t> bounds = cuts.spans(reinterpret_cast<const uint8_t*>(text.data()), text.size(), parts);
+        assert(bounds.front() == 0 && bounds.back() == text.size() && bounds.size() >= 2 && bounds.size() <= parts + 1);
+        for (size_t k = 1; k + 1 < bounds.size(); ++k) {
+            size_t at = bounds[k];
+            assert(bounds[k - 1] < at && at < text.size());
+            bool joined = (text[at - 1] == 'a' && text[at] == 'b') || (text[at - 1] == 'b' && text[at] == 'c');
+            assert(!joined);
+        }
+    }
+    // "abcabc...": no safe boundary at all but between c and a
+    std::string abc;
+    for (int k = 0; k < 100; ++k) abc += "abc";
+    for (size_t at : cuts.spans(reinterpret_cast<const uint8_t*>(abc.data()), abc.size(), 7))
+        assert(at == abc.size() || at % 3 == 0);
+}
+
 static void test_bucket_walk_steps_back() {
     // 0 1 0 1 -> 2 2 (rank 1 twice) -> 3 (rank 0, lower than the bucket being walked): the
     // walk must go back down to rank 0. A walk that only moved up would stop at 2 2.
@@ -387,6 +466,8 @@ int main() {
     test_byte_table();
     test_pair_table_duplicate_ranks();
     test_map_growth();
+    test_word_keys_and_map();
+    test_cut_spans();
     test_bucket_walk_steps_back();
     test_hashing_8_to_25_bytes();
     test_threads_carry_errors();

@@ -114,6 +114,21 @@ class CutTable {
         piece(start, n);
     }
 
+    // The bounds of up to `parts` spans of s[0, n) for threads, each cut where cut() could:
+    // 0, the first safe boundary at or after each k * n / parts (k = 1 .. parts - 1), then n.
+    // Fewer spans where there is no safe boundary between two targets.
+    template <class C> std::vector<size_t> spans(const C* s, size_t n, size_t parts) const {
+        std::vector<size_t> bounds{0};
+        for (size_t k = 1; k < parts && n > 1; ++k) {
+            size_t i = std::max(bounds.back() + 1, k * n / parts);
+            while (i < n && !safe(classes(s[i - 1]), classes(s[i]))) ++i;
+            if (i >= n) break;
+            bounds.push_back(i);
+        }
+        bounds.push_back(n);
+        return bounds;
+    }
+
   private:
     struct Staged {
         uint32_t rank, left, right, merged;

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -276,7 +277,7 @@ inline void encode_piece(const EncoderCore& core, Worker& w, const C* p, size_t 
 // Parts of up to 3 characters (2.3 M of WikiText-2's 3.4 M) are merged here, by one or two
 // pair lookups, without hashing them for the cache: lowest (rank, position) first, as
 // merge.hpp's strategies; the second merge at a rank above the first's in replay.
-inline bool merge_tiny(const EncoderCore& core, const uint32_t* ids, size_t n, std::vector<uint32_t>& out) {
+static inline bool merge_tiny(const EncoderCore& core, const uint32_t* ids, size_t n, std::vector<uint32_t>& out) {
     if (n == 1) {
         out.push_back(ids[0]);
         return true;
@@ -311,40 +312,120 @@ inline bool merge_tiny(const EncoderCore& core, const uint32_t* ids, size_t n, s
     return true;
 }
 
+// Adds a merged part to a full-or-not cache (`Map`: ShortMap or WordMap, through `insert`).
+// A full cache is kept rather than emptied at once (encode_short's rule): WikiText-2 train
+// cuts into 95 K distinct parts, more than it holds, and the frequent ones come early; it is
+// emptied after as many misses as it has entries, so another text's parts get in.
+template <class Map, class Insert>
+inline void cache_part(Map& map, size_t& misses_when_full, Insert&& insert) {
+    if (map.entries() >= CACHE_LIMIT) {
+        if (++misses_when_full < CACHE_LIMIT) return;
+        map.clear();
+        misses_when_full = 0;
+    }
+    insert();
+}
+
+// Parts whose cache slots are asked for together, a batch ahead of reading them (encode_cut).
+// The probes of a warm cache are random reads of a 2-4 MB table: one at a time, they were half
+// of the parts' time in perf (WikiText-2 train). Untuned.
+static const size_t CUT_BATCH = 32;
+
 template <class C>
 void encode_cut(const EncoderCore& core, Worker& w, const C* s, size_t n, bool ascii, std::vector<uint32_t>& out) {
     out.reserve(out.size() + n / 2 + 16);
-    // A full cache is kept rather than emptied at once (encode_short's rule): WikiText-2 train
-    // cuts into 95 K distinct parts, more than it holds, and the frequent ones come early; it
-    // is emptied after as many misses as it has entries, so another text's parts get in.
-    size_t misses_when_full = 0;
+    size_t word_misses = 0, short_misses = 0;
+    enum Kind : uint8_t { TINY, WORD, SHORT, OTHER };
+    struct Part {
+        uint32_t start, len;  // texts are < 2**32 characters (checked in Python)
+        Kind kind;
+        uint64_t word;        // WORD: the key; SHORT: the hash
+    };
+    // Two batches in turn: the slots of one are asked for while the other is encoded.
+    Part batches[2][CUT_BATCH];
+    ShortKey batch_keys[2][CUT_BATCH];
+    size_t filling = 0, pending = 0, ready = 0;  // the batch being filled, its parts, the other's
+
+    // every part's key, and its slot asked for
+    auto prepare = [&](Part* parts, ShortKey* keys, size_t m) {
+        for (size_t j = 0; j < m; ++j) {
+            Part& part = parts[j];
+            const C* p = s + part.start;
+            if (part.len <= 3) {
+                part.kind = TINY;
+            } else if (part.len <= 8 && pack_word(p, part.len, part.word)) {
+                part.kind = WORD;
+                w.words.prefetch(part.word);
+            } else if (pack_ascii(p, part.len, keys[j])) {
+                part.kind = SHORT;
+                part.word = keys[j].hash();
+                w.cache.prefetch(part.word);
+            } else {
+                part.kind = OTHER;
+            }
+        }
+    };
+    // the parts in order
+    auto encode_parts = [&](const Part* parts, const ShortKey* keys, size_t m) {
+        for (size_t j = 0; j < m; ++j) {
+            const Part& part = parts[j];
+            const C* p = s + part.start;
+            size_t len = part.len, count;
+            const uint32_t* found;
+            switch (part.kind) {
+                case TINY: {
+                    // parts of up to 3 characters (2.3 M of WikiText-2's 3.4 M): one or two pair lookups
+                    uint32_t ids[3] = {0, 0, 0};
+                    bool known = true;
+                    for (size_t k = 0; k < len; ++k) known &= (ids[k] = core.base_char(p[k])) != NO_ID;
+                    if (!(known && merge_tiny(core, ids, len, out))) encode_piece(core, w, p, len, ascii, out);
+                    break;
+                }
+                case WORD: {
+                    // 4-8 ASCII characters (1.0 M of the 1.1 M longer parts): a one-word key
+                    if ((found = w.words.find(part.word, &count))) {
+                        for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
+                        break;
+                    }
+                    size_t at = out.size();
+                    if (!initial_symbols(core, w, p, len, nullptr, 0)) break;
+                    merge_symbols(core.pairs, core.monotonic, w.scratch);
+                    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+                    cache_part(w.words, word_misses, [&] { w.words.insert(part.word, out.data() + at, out.size() - at); });
+                    break;
+                }
+                case SHORT: {
+                    const ShortKey& key = keys[j];
+                    if ((found = w.cache.find(key, part.word, &count))) {
+                        for (size_t k = 0; k < count; ++k) out.push_back(found[k]);
+                        break;
+                    }
+                    size_t at = out.size();
+                    if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) break;
+                    merge_symbols(core.pairs, core.monotonic, w.scratch);
+                    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+                    cache_part(w.cache, short_misses, [&] { w.cache.insert(key, part.word, out.data() + at, out.size() - at); });
+                    break;
+                }
+                default:
+                    encode_piece(core, w, p, len, ascii, out);
+            }
+        }
+    };
     core.cuts.cut(s, n, [&](size_t start, size_t end) {
-        size_t len = end - start;
-        if (len <= 3) {
-            uint32_t ids[3];
-            bool known = true;
-            for (size_t k = 0; k < len; ++k) known &= (ids[k] = core.base_char(s[start + k])) != NO_ID;
-            if (known && merge_tiny(core, ids, len, out)) return;
-        }
-        ShortKey key;
-        if (!pack_ascii(s + start, len, key)) return encode_piece(core, w, s + start, len, ascii, out);
-        uint64_t h = key.hash();
-        size_t count;
-        if (const uint32_t* found = w.cache.find(key, h, &count)) {
-            for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
-            return;
-        }
-        size_t at = out.size();
-        if (!initial_symbols(core, w, s + start, len, key.bytes(), key.len)) return;
-        merge_symbols(core.pairs, core.monotonic, w.scratch);
-        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
-        if (w.cache.entries() >= CACHE_LIMIT) {
-            if (++misses_when_full < CACHE_LIMIT) return;
-            w.cache.clear();
-            misses_when_full = 0;
-        }
-        w.cache.insert(key, h, out.data() + at, out.size() - at);
+        Part& part = batches[filling][pending];
+        part.start = uint32_t(start);
+        part.len = uint32_t(end - start);
+        if (++pending < CUT_BATCH) return;
+        prepare(batches[filling], batch_keys[filling], pending);
+        encode_parts(batches[filling ^ 1], batch_keys[filling ^ 1], ready);
+        filling ^= 1;
+        ready = pending;
+        pending = 0;
     });
+    prepare(batches[filling], batch_keys[filling], pending);
+    encode_parts(batches[filling ^ 1], batch_keys[filling ^ 1], ready);
+    encode_parts(batches[filling], batch_keys[filling], pending);
 }
 
 template <class C>
@@ -390,6 +471,50 @@ inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, i
     share_out(threads, texts.size(), [&](int, auto& next) {
         Borrowed b(core.pool);
         for (size_t k; next(k);) encode_ref(core, *b.w, texts[k], false, outs[k]);
+        std::lock_guard<std::mutex> guard(mutex);
+        unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
+    });
+    sorted_unique(unknown);
+}
+
+// One text in char mode without a pattern, spread over threads: cut at safe boundaries
+// (cuts.hpp) into spans, each encoded apart (so their ids end to end are the whole text's),
+// up to `threads` at a time; `outs` gets one id list per span. Any other text, or a short one,
+// is one list from one thread, as encode_concat. Python twin: reference.encode_piece on the
+// whole text (tests/engine/test_engine_cuts.py checks spread against one thread).
+// Characters per span below which a text is not spread further: a thread costs about as
+// much to start as 10 K characters, and each worker's cache warms apart. Untuned; the tests
+// lower it (set_spread_min_chars) to spread short texts.
+static const size_t SPREAD_MIN_CHARS = size_t(1) << 18;
+inline std::atomic<size_t> spread_min_chars{SPREAD_MIN_CHARS};
+// Sets the characters per span (at least 1); returns the previous value.
+inline size_t set_spread_min_chars(size_t n) { return spread_min_chars.exchange(n ? n : 1); }
+// Spans per thread, so that a thread slowed by another job hands its share to the others. Untuned.
+static const size_t SPANS_PER_THREAD = 4;
+
+inline bool spreads(const EncoderCore& core, const TextRef& t, int threads) {
+    return threads > 1 && core.char_mode && core.pattern == P_NONE && core.cuts.enabled() &&
+           t.length >= 2 * spread_min_chars.load();
+}
+
+inline void encode_spread(EncoderCore& core, const TextRef& t, int threads, std::vector<std::vector<uint32_t>>& outs,
+                          std::vector<uint32_t>& unknown) {
+    if (!spreads(core, t, threads)) {
+        outs.assign(1, std::vector<uint32_t>());
+        encode_concat(core, std::vector<TextRef>{t}, false, outs[0], unknown);
+        return;
+    }
+    size_t parts = std::min(size_t(threads) * SPANS_PER_THREAD, t.length / spread_min_chars.load());
+    std::vector<size_t> bounds;
+    with_code_units(t, [&](auto s) { bounds = core.cuts.spans(s, t.length, parts); });
+    outs.assign(bounds.size() - 1, std::vector<uint32_t>());
+    std::mutex mutex;
+    share_out(std::min(threads, int(outs.size())), outs.size(), [&](int, auto& next) {
+        Borrowed b(core.pool);
+        for (size_t k; next(k);)
+            with_code_units(t, [&](auto s) {
+                encode_cut(core, *b.w, s + bounds[k], bounds[k + 1] - bounds[k], t.ascii, outs[k]);
+            });
         std::lock_guard<std::mutex> guard(mutex);
         unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
     });

@@ -77,6 +77,19 @@ template <class C> inline bool pack_ascii(const C* p, size_t len, ShortKey& key)
     return true;
 }
 
+// Code units -> one nonzero word, when every one is ASCII (1 <= len <= 8): the bytes in
+// order, the last one's top bit set (so the word also says the length).
+template <class C> inline bool pack_word(const C* p, size_t len, uint64_t& key) {
+    uint64_t word = 0;
+    uint32_t high = 0;
+    for (size_t k = 0; k < len; ++k) {
+        high |= uint32_t(p[k]);
+        word |= uint64_t(p[k]) << BP_BYTE_SHIFT(k);
+    }
+    key = word | uint64_t(0x80) << BP_BYTE_SHIFT(len - 1);
+    return high < 0x80;
+}
+
 // Bytes -> key; len <= SHORT_KEY.
 inline void pack_bytes(const uint8_t* p, size_t len, ShortKey& key) {
     key.w[0] = key.w[1] = key.w[2] = 0;

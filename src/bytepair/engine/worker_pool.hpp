@@ -5,7 +5,7 @@
 // hash and one probe of a table small enough to stay in the CPU's cache.
 //
 // Bounded memory. A burst of many threads leaves as many idle workers, each with a cache of
-// up to ~12 MB (CACHE_LIMIT entries in both maps) and scratch buffers as large as the longest
+// up to ~14 MB (CACHE_LIMIT entries in each of its maps) and scratch buffers as large as the longest
 // piece it merged; kept as they were, 64 idle workers held about 1 GB. So a returned worker
 // first gives back scratch buffers beyond SCRATCH_KEEP elements, and it is kept only while the
 // idle workers of every pool together (`idle_cache_bytes`) stay under the budget; otherwise it
@@ -65,13 +65,14 @@ struct Utf8Buffer {
 struct Worker {
     ShortMap cache;                 // pieces of up to SHORT_KEY bytes
     PieceMap long_cache;            // longer ones, up to CACHE_MAX_BYTES
+    WordMap words;                  // char mode's cut parts of 4-8 ASCII characters (encode_cut)
     Utf8Buffer utf8;
     MergeScratch scratch;
     std::vector<uint32_t> unknown;  // code points with no base id, in this call
     size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
 
     size_t bytes() const {
-        return sizeof(Worker) + cache.bytes() + long_cache.bytes() + utf8.bytes.capacity() +
+        return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + utf8.bytes.capacity() +
                scratch.bytes() + unknown.capacity() * sizeof(uint32_t);
     }
     void trim() noexcept {
