@@ -48,8 +48,8 @@ class ShortMap {
         }
     }
 
-    // Starts loading the first slot of a key with hash `h`, so that several lookups wait on
-    // memory together.
+    // Starts loading the first slot of a key with hash `h`, so that several lookups (or
+    // inserts) wait on memory together.
     inline void prefetch(uint64_t h) const { BP_PREFETCH(&slots_[h & (slots_.size() - 1)]); }
 
     // Adds a key that is not in the map; 1 <= count < 2**16 and key.len >= 1.
@@ -68,9 +68,6 @@ class ShortMap {
     void reserve(size_t n) {
         while (2 * n > slots_.size()) grow();
     }
-
-    // Starts loading the first slot of hash `h`, so that several inserts wait on memory together.
-    inline void prefetch(uint64_t h) const { BP_PREFETCH(&slots_[h & (slots_.size() - 1)]); }
 
     void clear() {
         slots_.assign(SHORT_MAP_INITIAL_SLOTS, Slot{});
