@@ -45,8 +45,8 @@ SUBSTITUTIONS = [
 SKIPPED = {
     "python3 -m venv .venv && .venv/bin/pip install -q . && .venv/bin/bytepair demo": "installs the package (the tests run on the checkout)",
     'python3 -m venv .venv && .venv/bin/pip install -q torch==2.13.0 && .venv/bin/pip install -q ".[test,gpt]"': "installs the package and its extras",
-    ".venv/bin/python -m pytest -q                                      # fast tier, while working": "runs the test suite this test is part of",
-    '.venv/bin/python -m pytest -q -p no:cacheprovider -m "" tests      # every tier, as CI runs it': "runs the test suite this test is part of",
+    ".venv/bin/python -m pytest -q                                      # fast tier, one worker per core": "runs the test suite this test is part of",
+    '.venv/bin/python -m pytest -q -p no:cacheprovider -m "" -n 0 tests # every tier in one process, as CI runs it': "runs the test suite this test is part of",
     "bytepair train corpus/ --mode byte --pattern cl100k --vocab-size 32768 -o tok.json --ray auto": "needs a Ray cluster to join",
     "bytepair encode-corpus corpus/ -t tok.json -o shards --shard-tokens 100000000 --ray auto": "needs a Ray cluster to join",
     "bytepair view -t cl100k_base -t tok.json --vocab-dir vocab/ --serve   # type text, see tokens live": "serves a page until stopped",
