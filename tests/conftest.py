@@ -2,7 +2,7 @@
 
 Tiers (markers declared in pyproject.toml): plain ``pytest`` runs the fast tier; ``data`` needs
 the data folder, ``peers`` needs tiktoken / HF tokenizers / transformers, ``slow`` takes more
-than about two seconds. ``pytest -m ""`` runs them all, as ``.ci/run`` does.
+than about two seconds. ``pytest -m "" -n 0`` runs them all in one process, as ``.ci/run`` does.
 """
 
 from __future__ import annotations
