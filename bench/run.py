@@ -922,7 +922,8 @@ def section_char(bench, peers):
     """Char mode without a pattern (seed 000's pipeline) on WikiText-2 train.
 
     Encoding with seed 000's tokenizer (vocab 500, trained on the first 500,000 characters,
-    base alphabet from all splits), into an array and into a list, against the whole text
+    base alphabet from all splits), into an array and into a list, on one thread and on every
+    core (the default), against the whole text
     merged as one piece (the engine's path before it cut the text where no merge can span; a
     whole-piece lookup turns the cuts off): the ids must be equal. Training at vocab 500 on
     the whole text: peak memory against the corpus, against the unique-chunk layout of the
@@ -947,13 +948,19 @@ def section_char(bench, peers):
     tokenizer = bench.char_tokenizer
     one_piece = _engine.Encoder(**{**tokenizer.model.engine_spec(), "whole_piece": True}, pattern=None)
     facts = lambda ids: {**_ids_facts(ids), "characters": len(text)}  # noqa: E731
+    cores = os.cpu_count() or 1
     encoders = [
-        ("bytepair", "array", lambda: tokenizer.encode_to_array(text), "bytepair"),
-        ("bytepair", "list", lambda: tokenizer.encode(text), "bytepair"),
-        ("bytepair, one piece", "list", lambda: one_piece.encode_ordinary(text), "bytepair"),
+        ("bytepair", "array", lambda: tokenizer.encode_to_array(text, num_threads=1), 1),
+        ("bytepair", "list", lambda: tokenizer.encode(text, num_threads=1), 1),
+        ("bytepair, one piece", "list", lambda: one_piece.encode_ordinary(text), 1),
+        # the default: the text cut at safe junctions and spread over every core
+        ("bytepair", f"array ×{cores}", lambda: tokenizer.encode_to_array(text), cores),
+        ("bytepair", f"list ×{cores}", lambda: tokenizer.encode(text), cores),
     ]
-    for library, mode, work, versus in encoders:
-        bench.measure("char", library, corpus, CHAR_VOCAB, mode, nbytes, work, facts, versus=versus, threads=1)
+    for library, mode, work, threads in encoders:
+        bench.measure(
+            "char", library, corpus, CHAR_VOCAB, mode, nbytes, work, facts, versus="bytepair", threads=threads
+        )
     base = sorted(set(text))
     trainers = [
         (
