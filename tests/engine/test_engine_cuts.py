@@ -48,7 +48,7 @@ def cases(draw):
     return base, merges, text
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=cases())
 def test_parts_replay_to_the_tokens_of_the_whole(case):
     _, merges, text = case
@@ -59,7 +59,7 @@ def test_parts_replay_to_the_tokens_of_the_whole(case):
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=cases())
 def test_cut_encoding_equals_the_reference(case):
     base, merges, text = case
@@ -73,7 +73,7 @@ def test_cut_encoding_equals_the_reference(case):
     )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(case=cases(), data=st.data())
 def test_cut_encoding_with_byte_fallback(case, data):
     base, merges, text = case
@@ -102,7 +102,7 @@ def spans_of(characters):
         _engine._set_spread_min_chars(previous)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(case=cases(), threads=st.integers(2, 6), span=st.integers(1, 60))
 def test_spread_over_threads_equals_one_thread_and_the_reference(case, threads, span):
     base, merges, text = case
