@@ -465,6 +465,20 @@ def test_cache_overflow_keeps_ids_right(r50k):
 
 @pytest.mark.data
 @pytest.mark.peers
+def test_sparse_cache_and_batched_merging_keep_ids_right(cl100k):
+    # random CJK + emoji words repeat no piece (the cache goes sparse: one miss in 16 kept),
+    # then text that repeats a few new pieces (it fills again)
+    encoder, encoding = cl100k
+    rng = random.Random(7)
+    chars = [chr(c) for c in range(0x4E00, 0x9FFF)] + [chr(c) for c in range(0x1F300, 0x1FAFF)]
+    fresh = " ".join("".join(rng.choice(chars) for _ in range(rng.randint(1, 8))) for _ in range(20_000))
+    repeats = " ".join(rng.choice(["Zxqv", "the", "中文字", "qzx9", "hello"]) for _ in range(20_000))
+    for text in (fresh, repeats, fresh + " " + repeats, repeats + fresh):
+        assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
+
+
+@pytest.mark.data
+@pytest.mark.peers
 @pytest.mark.parametrize("key", ["eng", "cmn_hans", "arb", "hin", "jpn", "rus", "tha", "kor"])
 def test_tiktoken_rule_on_udhr(cl100k, key):
     encoder, encoding = cl100k

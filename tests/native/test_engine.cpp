@@ -1,5 +1,5 @@
 // Native tests of the engine's structures, beside the loops (as tiktoken and HF keep Rust unit
-// tests): the pair table with duplicate ranks, map growth, the rank-bucket walk stepping back
+// tests): the pair table with duplicate ranks and in each layout, map growth, the rank-bucket walk stepping back
 // to a lower rank, hashing of 8-25-byte keys, the thread helpers' fallbacks, the worker pool's
 // budget and its fork handlers.
 //
@@ -112,6 +112,79 @@ static void test_pair_table_duplicate_ranks() {
     assert(table.max_rank() == 9);
     PairTable empty = table_of({});
     assert(empty.rank_at_least(1, 2, 0, &merged) == NO_RANK);
+}
+
+// The same merges in each of the table's layouts: ids below 256 (the dense array), ids and
+// ranks that fit 21 bits (8-byte slots, merged ids through rank + offset or an array), and
+// larger ones (16-byte slots). Ids are shifted by `base`, ranks by `rank_base`.
+static void check_layout(uint32_t base, uint32_t rank_base, bool offset_rule, bool packed) {
+    std::mt19937 random(base ^ rank_base ^ offset_rule);
+    for (int trial = 0; trial < 200; ++trial) {
+        std::vector<Rule> rs;
+        std::set<std::pair<uint32_t, uint32_t>> seen;
+        uint32_t next_id = 4, rules_wanted = 1 + random() % 12;
+        std::vector<uint32_t> ranks(rules_wanted);
+        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
+        if (!offset_rule) std::shuffle(ranks.begin(), ranks.end(), random);
+        for (uint32_t k = 0; k < rules_wanted; ++k) {
+            uint32_t left = random() % next_id, right = random() % next_id;
+            if (offset_rule && seen.count({left, right})) continue;  // no pair twice
+            uint32_t merged = next_id;
+            bool again = seen.count({left, right}) > 0;
+            if (again)
+                for (const Rule& r : rs)
+                    if (r.left == base + left && r.right == base + right) merged = r.merged - base;
+            if (!again) ++next_id;
+            seen.insert({left, right});
+            uint32_t rank = offset_rule ? uint32_t(rs.size()) : ranks[k];  // offset: merged = 4 + rank
+            rs.push_back({base + left, base + right, rank_base + rank, base + merged});
+        }
+        PairTable table = table_of(rs);
+        if (base >= 256) assert(table.packed() == packed);
+        uint32_t merged = 0;
+        for (const Rule& r : rs) {  // the lowest rank of each pair, and its merged id
+            uint32_t lowest = NO_RANK, lowest_merged = 0;
+            for (const Rule& q : rs)
+                if (q.left == r.left && q.right == r.right && q.rank < lowest) {
+                    lowest = q.rank;
+                    lowest_merged = q.merged;
+                }
+            assert(table.rank_at_least(r.left, r.right, 0, &merged) == lowest && merged == lowest_merged);
+            assert(table.rank_at_least(r.left, r.right, r.rank, &merged) == r.rank);
+        }
+        assert(table.rank_at_least(base + 1000, base + 1000, 0, &merged) == NO_RANK);
+        Ids piece(1 + random() % 90);
+        for (uint32_t& id : piece) id = base + random() % 4;
+        for (bool monotonic : {false, true}) {
+            Ids expected = merge_naive(rs, monotonic, piece);
+            assert(run(merge_long, table, monotonic, piece) == expected);
+            if (piece.size() <= SHORT_PIECE) assert(run(merge_short, table, monotonic, piece) == expected);
+        }
+    }
+}
+
+static void test_pair_table_layouts() {
+    check_layout(0, 0, false, true);                // dense
+    check_layout(1000, 0, false, true);             // packed, rank -> merged array
+    check_layout(1000, 0, true, true);              // packed, merged = rank + offset
+    check_layout(1u << 21, 0, false, false);        // ids past 21 bits: 16-byte slots
+    check_layout(1000, 1u << 21, false, false);     // ranks past 21 bits
+    check_layout(1u << 30, 1u << 30, true, false);
+    // one rank, two merged ids: 16-byte slots
+    PairTable table = table_of({{300, 301, 5, 400}, {302, 303, 5, 401}});
+    uint32_t merged = 0;
+    assert(!table.packed());
+    assert(table.rank_at_least(300, 301, 0, &merged) == 5 && merged == 400);
+    assert(table.rank_at_least(302, 303, 0, &merged) == 5 && merged == 401);
+    // duplicate ranks in packed slots
+    table = table_of({{300, 301, 9, 310}, {300, 301, 5, 310}, {300, 301, 7, 310}, {3, 4, 6, 311}});
+    assert(table.packed());
+    assert(table.rank_at_least(300, 301, 0, &merged) == 5 && merged == 310);
+    assert(table.rank_at_least(300, 301, 6, &merged) == 7 && merged == 310);
+    assert(table.rank_at_least(300, 301, 8, &merged) == 9);
+    assert(table.rank_at_least(300, 301, 10, &merged) == NO_RANK);
+    assert(table.rank_at_least(301, 300, 0, &merged) == NO_RANK);
+    assert(table.rank_at_least(3, 4, 0, &merged) == 6 && merged == 311);
 }
 
 static void test_map_growth() {
@@ -465,6 +538,7 @@ static void test_byte_table() {
 int main() {
     test_byte_table();
     test_pair_table_duplicate_ranks();
+    test_pair_table_layouts();
     test_map_growth();
     test_word_keys_and_map();
     test_cut_spans();

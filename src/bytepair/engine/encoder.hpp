@@ -213,7 +213,9 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
         out.push_back(*found);
         return;
     }
-    if ((found = w.cache.find(key, h, &count))) {
+    found = w.cache.find(key, h, &count);
+    w.count_probe(found != nullptr);
+    if (found) {
         if (count == 1) out.push_back(*found);
         else out.insert(out.end(), found, found + count);
         return;
@@ -222,6 +224,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
     if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
     merge_symbols(core.pairs, core.monotonic, w.scratch);
     out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+    if (!w.insert_miss()) return;
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
 }

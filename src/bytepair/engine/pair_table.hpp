@@ -1,14 +1,24 @@
 // The pair table: (left id, right id) -> (rank, merged id), for rank-based merging.
 //
-// Keyed by `left << 32 | right` in one open-addressing table of 16-byte slots, at most half
-// full: 1.5-3x fewer ns per random lookup than std::unordered_map in a micro-benchmark with
-// 233K pairs (cl100k's size), since a probe reads flat memory instead of chasing a node.
+// Three layouts, one lookup:
+// - Pairs of two ids below 256 (the byte tokens of every byte-level vocabulary: the first
+//   round of every piece) in a dense 256 x 256 array of (rank, merged): 512 KB, of which a
+//   script's text touches a few rows, so its first-round pairs come from L1/L2.
+// - The rest in an open-addressing table at most half full. When ids and ranks fit in 21 bits
+//   and the rank determines the merged id (merged = rank + a constant: tiktoken's rule, where
+//   ranks are ids, and merge lists whose i-th merge makes id base + i; or else through a
+//   rank -> merged array), a slot is 8 bytes: key, rank and a flag packed in one word. cl100k:
+//   4 MB instead of 8 MB of 16-byte slots. The profile of random CJK + emoji text had 42% of
+//   encoding time waiting on this table's slots (bench/RESULTS.md).
+// - Otherwise 16-byte slots: the 64-bit key, the rank, the merged id.
+// Own tables rather than std::unordered_map: 1.5-3x fewer ns per random lookup in a
+// micro-benchmark with 233K pairs (cl100k's size), since a probe reads flat memory.
 //
 // A pair that a merge list learns twice keeps all its ranks: keeping only the first was wrong
 // (hypothesis found lists where a pair reappears after a later merge rebuilds one of its
-// parts). The slot holds the lowest rank; the others, rare, sit in a side map and are found by
-// `rank_at_least`, which replay ("monotonic") merging asks with a floor above the rank it has
-// just applied.
+// parts). The entry holds the lowest rank and that rank's merged id; the other ranks, rare,
+// sit in a side map and are found by `rank_at_least`, which replay ("monotonic") merging asks
+// with a floor above the rank it has just applied.
 //
 // Use: add() every pair, then build() once, then look up from any number of threads.
 #pragma once
@@ -33,68 +43,108 @@ class PairTable {
         max_rank_ = std::max(max_rank_, rank);
     }
 
-    // Inserts the staged pairs in the order added, loading the slot of the pair 16 ahead
-    // early; a pair added again leaves its lowest rank in the slot and the others, sorted, in
-    // later_. Sorting the staged pairs first (to meet a pair's ranks together) took 15-20 ms
-    // of cl100k's 233K derived pairs, most of the table's build.
     void reserve(size_t pairs) { staged_.reserve(pairs); }
 
+    // Sorted first so that a pair's ranks meet (15-20 ms of cl100k's 233K derived pairs, most of
+    // the build; inserting unsorted saved it, but the layout choice below reads distinct pairs).
     void build() {
+        std::sort(staged_.begin(), staged_.end(), [](const Slot& a, const Slot& b) {
+            return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+        });
+        dense_.assign(DENSE * DENSE, Dense{NO_RANK, 0});
+        choose_layout();
+        size_t hashed = 0;
+        for (size_t k = 0; k < staged_.size(); ++k)
+            if (!is_dense(staged_[k].key) && (k == 0 || staged_[k - 1].key != staged_[k].key)) ++hashed;
         size_t size = 16;
-        while (size < 2 * staged_.size()) size <<= 1;
-        slots_.assign(size, Slot{EMPTY, 0, 0});
+        while (size < 2 * hashed) size <<= 1;
         mask_ = size - 1;
-        size_t count = staged_.size();
-        for (size_t k = 0; k < count; ++k) {
-            if (k + AHEAD < count) BP_PREFETCH(&slots_[mix64(staged_[k + AHEAD].key) & mask_]);
+        if (packed_) packed_slots_.assign(size, PACKED_EMPTY);
+        else slots_.assign(size, Slot{EMPTY, 0, 0});
+        for (size_t k = 0; k < staged_.size(); ++k) {
             const Slot& entry = staged_[k];
-            size_t i = mix64(entry.key) & mask_;
-            while (slots_[i].key != EMPTY && slots_[i].key != entry.key) i = (i + 1) & mask_;
-            Slot& slot = slots_[i];
-            if (slot.key == EMPTY) {
-                slot = entry;
+            if (k > 0 && staged_[k - 1].key == entry.key) {
+                later_[entry.key].push_back(entry.rank);  // sorted: staged_ is
+                mark_more(entry.key);
                 continue;
             }
-            std::vector<uint32_t>& later = later_[entry.key];
-            if (entry.rank < slot.rank) {
-                later.push_back(slot.rank);
-                slot.rank = entry.rank;
-                slot.merged = entry.merged | MORE;
+            uint32_t left = uint32_t(entry.key >> 32), right = uint32_t(entry.key);
+            if (is_dense(entry.key)) {
+                dense_[left * DENSE + right] = Dense{entry.rank, entry.merged};
+            } else if (packed_) {
+                uint64_t pk = packed_key(left, right);
+                size_t i = mix64(pk) & mask_;
+                while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
+                packed_slots_[i] = (pk << 22) | entry.rank;
             } else {
-                later.push_back(entry.rank);
-                slot.merged |= MORE;
+                size_t i = mix64(entry.key) & mask_;
+                while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
+                slots_[i] = entry;
             }
         }
-        for (auto& item : later_) std::sort(item.second.begin(), item.second.end());
         std::vector<Slot>().swap(staged_);
     }
 
     // The smallest rank >= floor of the pair, and its merged id; NO_RANK if none.
     inline uint32_t rank_at_least(uint32_t left, uint32_t right, uint32_t floor,
                                   uint32_t* merged) const {
-        const Slot* slot = find_slot(key(left, right));
-        if (!slot) return NO_RANK;
-        *merged = slot->merged & ~MORE;
-        if (slot->rank >= floor) return slot->rank;
-        if (!(slot->merged & MORE)) return NO_RANK;
-        const std::vector<uint32_t>& ranks = later_.find(slot->key)->second;
+        uint32_t rank;
+        bool more;
+        if ((left | right) < DENSE) {
+            if (dense_.empty()) return NO_RANK;
+            const Dense& d = dense_[left * DENSE + right];
+            if (d.rank == NO_RANK) return NO_RANK;
+            rank = d.rank;
+            *merged = d.merged & ~MORE;
+            more = (d.merged & MORE) != 0;
+        } else if (packed_) {
+            if ((left | right) >= PACKED_ID_LIMIT) return NO_RANK;
+            uint64_t pk = packed_key(left, right);
+            size_t i = mix64(pk) & mask_;
+            uint64_t s;
+            for (;; i = (i + 1) & mask_) {
+                s = packed_slots_[i];
+                if ((s >> 22) == pk) break;
+                if (s == PACKED_EMPTY) return NO_RANK;
+            }
+            rank = uint32_t(s & PACKED_RANK);
+            *merged = merged_of_rank(rank);
+            more = (s & PACKED_MORE) != 0;
+        } else {
+            const Slot* slot = find_slot(key(left, right));
+            if (!slot) return NO_RANK;
+            rank = slot->rank;
+            *merged = slot->merged & ~MORE;
+            more = (slot->merged & MORE) != 0;
+        }
+        if (rank >= floor) return rank;
+        if (!more) return NO_RANK;
+        const std::vector<uint32_t>& ranks = later_.find(key(left, right))->second;
         auto it = std::lower_bound(ranks.begin(), ranks.end(), floor);
         return it == ranks.end() ? NO_RANK : *it;
     }
 
     // Starts loading the pair's slot, so that several lookups wait on memory together.
     inline void prefetch(uint32_t left, uint32_t right) const {
-        if (!slots_.empty()) BP_PREFETCH(&slots_[mix64(key(left, right)) & mask_]);
+        if ((left | right) < DENSE) return;  // a few rows, in cache
+        if (packed_) BP_PREFETCH(&packed_slots_[mix64(packed_key(left, right)) & mask_]);
+        else if (!slots_.empty()) BP_PREFETCH(&slots_[mix64(key(left, right)) & mask_]);
     }
 
     // The merged id of a pair that is in the table.
     inline uint32_t merged_of(uint32_t left, uint32_t right) const {
-        return find_slot(key(left, right))->merged & ~MORE;
+        uint32_t merged = 0;
+        rank_at_least(left, right, 0, &merged);
+        return merged;
     }
 
     uint32_t max_rank() const { return max_rank_; }
+    // Whether the hashed pairs sit in 8-byte slots (for tests).
+    bool packed() const { return packed_; }
     size_t bytes() const {
-        return slots_.capacity() * sizeof(Slot) + staged_.capacity() * sizeof(Slot);
+        return slots_.capacity() * sizeof(Slot) + staged_.capacity() * sizeof(Slot) +
+               packed_slots_.capacity() * sizeof(uint64_t) + dense_.capacity() * sizeof(Dense) +
+               rank_merged_.capacity() * sizeof(uint32_t);
     }
 
   private:
@@ -103,12 +153,76 @@ class PairTable {
         uint32_t rank;
         uint32_t merged;
     };
+    struct Dense {
+        uint32_t rank, merged;  // merged | MORE
+    };
+    static constexpr uint32_t DENSE = 256;
     static constexpr uint64_t EMPTY = ~0ULL;
     static constexpr uint32_t MORE = 0x80000000u;  // ids are < 2**31 (checked in Python)
-    static constexpr size_t AHEAD = 16;  // untuned
+    // packed slot: left (21 bits) | right (21) | MORE (1) | rank (21); all ones is empty, so an
+    // id is at most 2**21 - 2
+    static constexpr uint32_t PACKED_ID_LIMIT = (1u << 21) - 1;
+    static constexpr uint64_t PACKED_RANK = (1ULL << 21) - 1;
+    static constexpr uint64_t PACKED_MORE = 1ULL << 21;
+    static constexpr uint64_t PACKED_EMPTY = ~0ULL;
 
     static inline uint64_t key(uint32_t left, uint32_t right) {
         return (uint64_t(left) << 32) | right;
+    }
+    static inline bool is_dense(uint64_t k) {
+        return (uint32_t(k >> 32) | uint32_t(k)) < DENSE;
+    }
+    static inline uint64_t packed_key(uint32_t left, uint32_t right) {
+        return (uint64_t(left) << 21) | right;
+    }
+    inline uint32_t merged_of_rank(uint32_t rank) const {
+        return rank_merged_.empty() ? rank + offset_ : rank_merged_[rank];
+    }
+
+    // Packed slots when every hashed pair's ids and rank fit and each lowest rank has one
+    // merged id; merged = rank + offset_ when that holds for all, else rank_merged_.
+    void choose_layout() {
+        packed_ = false;
+        rank_merged_.clear();
+        bool fits = true, constant = true, first = true;
+        uint32_t top = 0;  // the highest lowest-rank of a hashed pair
+        for (size_t k = 0; k < staged_.size() && fits; ++k) {
+            const Slot& e = staged_[k];
+            if (is_dense(e.key) || (k > 0 && staged_[k - 1].key == e.key)) continue;
+            fits = uint32_t(e.key >> 32) < PACKED_ID_LIMIT && uint32_t(e.key) < PACKED_ID_LIMIT &&
+                   e.rank <= PACKED_RANK;
+            top = std::max(top, e.rank);
+            if (first) offset_ = e.merged - e.rank;
+            constant &= e.merged - e.rank == offset_;
+            first = false;
+        }
+        if (!fits) return;
+        if (!constant) {
+            rank_merged_.assign(size_t(top) + 1, NO_RANK);
+            for (size_t k = 0; k < staged_.size(); ++k) {
+                const Slot& e = staged_[k];
+                if (is_dense(e.key) || (k > 0 && staged_[k - 1].key == e.key)) continue;
+                uint32_t& m = rank_merged_[e.rank];
+                if (m != NO_RANK && m != e.merged) {  // one rank, two merged ids
+                    std::vector<uint32_t>().swap(rank_merged_);
+                    return;
+                }
+                m = e.merged;
+            }
+        }
+        packed_ = true;
+    }
+    void mark_more(uint64_t k) {
+        if (is_dense(k)) {
+            dense_[(k >> 32) * DENSE + uint32_t(k)].merged |= MORE;
+        } else if (packed_) {
+            uint64_t pk = packed_key(uint32_t(k >> 32), uint32_t(k));
+            size_t i = mix64(pk) & mask_;
+            while ((packed_slots_[i] >> 22) != pk) i = (i + 1) & mask_;
+            packed_slots_[i] |= PACKED_MORE;
+        } else {
+            find_slot(k)->merged |= MORE;
+        }
     }
     inline Slot* find_slot(uint64_t k) const {
         if (slots_.empty()) return nullptr;
@@ -120,7 +234,13 @@ class PairTable {
         return const_cast<Slot*>(&slots_[i]);
     }
 
-    std::vector<Slot> slots_, staged_;
+    std::vector<Slot, HugePageAllocator<Slot>> slots_;
+    std::vector<Slot> staged_;
+    std::vector<uint64_t, HugePageAllocator<uint64_t>> packed_slots_;
+    std::vector<Dense> dense_;
+    std::vector<uint32_t> rank_merged_;  // packed layout, when merged - rank varies
+    bool packed_ = false;
+    uint32_t offset_ = 0;                // packed layout: merged = rank + offset_
     size_t mask_ = 0;
     uint32_t max_rank_ = 0;
     std::unordered_map<uint64_t, std::vector<uint32_t>> later_;

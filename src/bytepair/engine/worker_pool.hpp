@@ -42,6 +42,14 @@ namespace bp {
 static const size_t CACHE_LIMIT = size_t(1) << 16;
 // Pieces of more UTF-8 bytes than this are not cached (few repeat). Untuned.
 static const size_t CACHE_MAX_BYTES = 64;
+// Sparse caching: text whose pieces never repeat (random CJK + emoji: no hits at all) paid an
+// insert per piece into a cache that grew to 4 MB, only to be emptied. So the cache's hits are
+// counted over windows of CACHE_WINDOW probes; after a window with fewer than one hit in
+// CACHE_SPARSE, only one miss in CACHE_SAMPLE is inserted (the cache keeps learning, smaller),
+// until a window has hits again. Untuned.
+static const uint32_t CACHE_WINDOW = 4096;
+static const uint32_t CACHE_SPARSE = 32;
+static const uint32_t CACHE_SAMPLE = 16;
 // Idle workers a pool keeps at most (besides the byte budget). Untuned.
 static const size_t MAX_IDLE_WORKERS = 64;
 // Scratch elements a returned worker keeps per buffer: a piece of up to 65,536 symbols (256 KB
@@ -70,6 +78,18 @@ struct Worker {
     MergeScratch scratch;
     std::vector<uint32_t> unknown;  // code points with no base id, in this call
     size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
+    uint32_t probes = 0, hits = 0;  // of `cache`, in this window (CACHE_WINDOW)
+    uint32_t misses = 0;            // while sparse: misses since the last insert
+    bool sparse = false;            // the last window had almost no hits
+
+    // Notes a probe of `cache`; whether a miss just merged should be inserted.
+    inline void count_probe(bool hit) {
+        hits += hit;
+        if (++probes < CACHE_WINDOW) return;
+        sparse = hits * CACHE_SPARSE < CACHE_WINDOW;
+        probes = hits = 0;
+    }
+    inline bool insert_miss() { return !sparse || ++misses % CACHE_SAMPLE == 0; }
 
     size_t bytes() const {
         return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + utf8.bytes.capacity() +
