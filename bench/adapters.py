@@ -429,6 +429,11 @@ def encode_many(library, tokenizer, texts, threads):
     """
     if library == "bytepair":  # special-token strings as text, as tiktoken's ordinary batch
         return tokenizer.encode_batch(texts, num_threads=threads, disallowed_special=())
+    if library == "bytepair arrays":  # one flat array and offsets, as quicktok's batch
+        ids, _offsets = tokenizer.encode_batch_to_array(
+            texts, num_threads=threads, dtype="uint32", disallowed_special=()
+        )
+        return ids
     if library == "tiktoken":
         return tokenizer.encode_ordinary_batch(texts, num_threads=threads)
     if library == "tokenizers":

@@ -494,8 +494,23 @@ def _families(bench, peers):
     vocab = max(bench.args.vocab or bench.plan["vocab"])
     tokenizer = trained_tokenizer(bench, train_corpus, vocab)
     families[f"trained-{vocab}"] = adapters.encoders_for(tokenizer, peers)
-    bench.families = families
-    return families
+    bench.families = {family: _with_array_twins(encoders) for family, encoders in families.items()}
+    return bench.families
+
+
+# quicktok's batch API returns one flat uint32 array and offsets, no Python lists: its batch rows
+# are compared with bytepair's call that returns the same (``encode_batch_to_array``).
+ARRAYS = " → arrays"
+
+
+def _with_array_twins(encoders):
+    """``encoders`` with, after each bytepair entry, its batch-to-arrays twin (label + ARRAYS)."""
+    twinned = {}
+    for label, (library, encoder, versus) in encoders.items():
+        twinned[label] = (library, encoder, versus)
+        if library == "bytepair":
+            twinned[label + ARRAYS] = ("bytepair arrays", encoder, None)
+    return twinned
 
 
 def _pre_tokenize(bench, corpus, families):
@@ -538,6 +553,8 @@ def encode_measure(
 ):
     """Time one encoder on ``payload``: a text for "1 call", a list of documents for batches."""
     library, encoder, versus = entry
+    if library == "quicktok" and mode != "1 call":
+        versus += ARRAYS
     if isinstance(encoder, adapters.Unavailable):
         return bench.unavailable(section, label, corpus_name, family, mode, nbytes, encoder.reason, versus=versus)
 
@@ -568,6 +585,8 @@ def section_encode(bench, peers):
     HF tokenizers is left out of "1 call": on one multi-megabyte string it runs at a third of
     its batch speed (measured: 37 s against 23 s on stdlib-code), which would only say that
     its single-string API is not meant for whole corpora, and would take a third of the run.
+    Batches run twice in bytepair: into lists (tiktoken's and HF's output) and into one flat
+    array (``→ arrays``, quicktok's output, which its rows are compared with).
     """
     families = _families(bench, peers)
     for corpus in _available(bench, bench.args.corpus or bench.plan["encode_corpora"]):
@@ -578,7 +597,7 @@ def section_encode(bench, peers):
             for mode, threads in _modes():
                 payload = corpus.text if mode == "1 call" else corpus.documents
                 for label, entry in encoders.items():
-                    if mode == "1 call" and entry[0] == "tokenizers":
+                    if mode == "1 call" and entry[0] in ("tokenizers", "bytepair arrays"):
                         continue
                     encode_measure(
                         bench, "encode", family, label, entry, corpus.name, payload, corpus.nbytes, mode, threads
