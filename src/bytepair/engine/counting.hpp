@@ -118,7 +118,11 @@ inline void count_blocks(int pattern, const std::vector<bp::TextRef>& blocks, in
     if (threads < 1) threads = 1;
     if (static_cast<size_t>(threads) > blocks.size()) threads = static_cast<int>(blocks.size());
     bp::share_out(threads, blocks.size(), [&](int, auto& next) {
-        for (size_t b; next(b);) count_block(pattern, blocks[b], per_block[b]);
+        for (size_t b; next(b);) {
+            PieceCounts local;  // not in place: neighbours in per_block are written by other threads
+            count_block(pattern, blocks[b], local);
+            per_block[b] = std::move(local);
+        }
     });
     PieceCounts all;
     for (size_t b = 0; b < blocks.size(); ++b) {

@@ -69,13 +69,15 @@ struct Utf8Buffer {
     size_t size() const { return length; }
 };
 
-// One thread's scratch space and piece cache.
-struct Worker {
+// One thread's scratch space and piece cache; on its own cache lines (no false sharing with
+// another thread's worker).
+struct alignas(64) Worker {
     ShortMap cache;                 // pieces of up to SHORT_KEY bytes
     PieceMap long_cache;            // longer ones, up to CACHE_MAX_BYTES
     WordMap words;                  // char mode's cut parts of 4-8 ASCII characters (encode_cut)
     Utf8Buffer utf8;
     MergeScratch scratch;
+    std::vector<uint32_t> ids;      // one text's or span's ids before they are copied out
     std::vector<uint32_t> unknown;  // code points with no base id, in this call
     size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
     uint32_t probes = 0, hits = 0;  // of `cache`, in this window (CACHE_WINDOW)
@@ -93,7 +95,7 @@ struct Worker {
 
     size_t bytes() const {
         return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + utf8.bytes.capacity() +
-               scratch.bytes() + unknown.capacity() * sizeof(uint32_t);
+               scratch.bytes() + (ids.capacity() + unknown.capacity()) * sizeof(uint32_t);
     }
     void trim() noexcept {
         scratch.trim(SCRATCH_KEEP);
@@ -101,6 +103,7 @@ struct Worker {
             std::vector<uint8_t>().swap(utf8.bytes);
             utf8.length = 0;
         }
+        if (ids.capacity() > SCRATCH_KEEP) std::vector<uint32_t>().swap(ids);
         if (unknown.capacity() > SCRATCH_KEEP) std::vector<uint32_t>().swap(unknown);
         unknown.clear();
     }
