@@ -86,12 +86,15 @@ class UnknownCharacters(ValueError):
         )
 
 
-cdef str _clean_surrogates(str text):
+cpdef str clean_surrogates(str text):
     """tiktoken's rule for lone surrogates: pairs joined, lone ones become U+FFFD.
 
     Python strs can hold surrogates that UTF-8 cannot; tiktoken re-decodes such text through
     UTF-16 (``encode("utf-16", "surrogatepass").decode("utf-16", "replace")``), and so do we,
-    in both modes, so that ids agree with tiktoken and decode to valid text.
+    in both modes, so that ids agree with tiktoken and decode to valid text. The test for
+    surrogates reads the str's code units in place (a regex search took 60 ms on WikiText-2 train).
+
+    Python twin: ``text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")``.
     """
     if _has_surrogates(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
@@ -130,7 +133,7 @@ cdef str _checked_text(object text):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     if len(text) >= 2**32 - 1:
         raise ValueError(f"text of {len(text)} characters is too long; encode it in parts under 2**32")
-    return _clean_surrogates(text)
+    return clean_surrogates(text)
 
 
 cdef uint32_t _checked_id(object value, str what) except? 0xFFFFFFFF:
@@ -169,7 +172,8 @@ cdef class Encoder:
     cdef readonly str unicode
 
     def __cinit__(self, *, mode, token_bytes, base_ids, pair_table, whole_piece, monotonic,
-                  pattern, fallback_ids, special_ids=(), unicode="regex", token_splits=False):
+                  pattern, fallback_ids, special_ids=(), unicode="regex", token_splits=False,
+                  pair_columns=None):
         if mode not in ("char", "byte"):
             raise ValueError(f"mode must be 'char' or 'byte', not {mode!r}")
         cdef int pattern_id = _pattern_id(pattern, unicode)
@@ -179,10 +183,15 @@ cdef class Encoder:
         self._core = new EncoderCore(mode == "char", pattern_id, bool(whole_piece), bool(monotonic))
         self._max_id = 0
         self._load_base(base_ids, fallback_ids)
-        if token_splits and not (mode == "byte" and whole_piece and not monotonic and not pair_table):
+        if token_splits and not (mode == "byte" and whole_piece and not monotonic and not pair_table
+                                 and pair_columns is None):
             raise ValueError("token_splits derives tiktoken's pair table: it needs mode='byte', "
                              "whole_piece=True, monotonic=False and no pair_table")
+        if pair_table and pair_columns is not None:
+            raise ValueError("give the pairs as pair_table or as pair_columns, not both")
         self._load_pairs(pair_table or {})
+        if pair_columns is not None:
+            self._load_pair_columns(pair_columns)
         if whole_piece:
             self._load_vocabulary(token_bytes, set(fallback_ids or ()) | set(special_ids), token_splits)
         self._core.finish()
@@ -218,6 +227,31 @@ cdef class Encoder:
                 token_id = _checked_id(value, "a fallback id")
                 self._core.set_fallback(byte, token_id)
                 self._note_id(token_id)
+
+    cdef _load_pair_columns(self, columns):
+        """``pair_columns``: four equal-length integer arrays, left id, right id, rank, merged id,
+        one row per pair and rank (a pair a merge list learns twice has two rows). Read as
+        arrays, not as a dict of tuples: building the dict of a 32K-merge model took 50 ms."""
+        import numpy
+
+        if len(columns) != 4:
+            raise ValueError("pair_columns needs four columns: left id, right id, rank, merged id")
+        arrays = [numpy.asarray(column) for column in columns]
+        names = ("a pair's left id", "a pair's right id", "a rank", "a pair's merged id")
+        for name, array in zip(names, arrays):
+            if array.ndim != 1 or len(array) != len(arrays[0]):
+                raise ValueError("pair_columns must be four one-dimensional arrays of one length")
+            if len(array) and (array.dtype.kind not in "iu" or array.min() < 0 or array.max() > MAX_ID):
+                bad = array[(array < 0) | (array > MAX_ID)] if array.dtype.kind in "iu" else array
+                raise ValueError(f"{name} must be an int in [0, 2**31), not {bad[:1].tolist()[0]!r}")
+        cdef const uint32_t[::1] left = numpy.ascontiguousarray(arrays[0], dtype=numpy.uint32)
+        cdef const uint32_t[::1] right = numpy.ascontiguousarray(arrays[1], dtype=numpy.uint32)
+        cdef const uint32_t[::1] rank = numpy.ascontiguousarray(arrays[2], dtype=numpy.uint32)
+        cdef const uint32_t[::1] merged = numpy.ascontiguousarray(arrays[3], dtype=numpy.uint32)
+        cdef Py_ssize_t k
+        for k in range(left.shape[0]):
+            self._core.add_pair(left[k], right[k], rank[k], merged[k])
+            self._note_id(merged[k])
 
     cdef _load_pairs(self, pair_table):
         cdef uint32_t left, right, merged

@@ -21,8 +21,8 @@ Example:
     >>> model = MergeModel(mode="char", base_tokens="abcd", merges=[("a", "a"), ("aa", "a")])
     >>> model.values
     ('a', 'b', 'c', 'd', 'aa', 'aaa')
-    >>> model.engine_spec()["pair_table"]
-    {(0, 0): ([0], 4), (4, 0): ([1], 5)}
+    >>> [column.tolist() for column in model.engine_spec()["pair_columns"]]  # left, right, rank, merged
+    [[0, 4], [0, 0], [0, 1], [4, 5]]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
+from array import array
 from collections.abc import ItemsView, Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -86,7 +87,8 @@ class MergeModel:
             _check_base_tokens(self._base_tokens)
             base_values = list(self._base_tokens)
         self._merges = tuple((left, right) for left, right in merges)
-        self._values = tuple(_vocabulary(base_values, self._merges, mode))
+        values, self._merge_ids = _vocabulary(base_values, self._merges, mode)
+        self._values = tuple(values)
         token_bytes = [_as_bytes(v) for v in self._values]
         self._fallback_ids = None
         if self._byte_fallback:
@@ -149,13 +151,10 @@ class MergeModel:
 
     def engine_spec(self) -> dict:
         """The keyword arguments of ``_engine.Encoder`` for this model (pattern excluded)."""
-        ids = {value: i for i, value in enumerate(self._values)}
-        pair_table: dict = {}
-        for rank, (left, right) in enumerate(self._merges):
-            # subtle: a merge list (from a file) can learn the same pair twice; replay
-            # applies it at each of its ranks, so the engine gets every rank.
-            ranks, _ = pair_table.setdefault((ids[left], ids[right]), ([], ids[left + right]))
-            ranks.append(rank)
+        # subtle: a merge list (from a file) can learn the same pair twice; replay applies it
+        # at each of its ranks, so the engine gets a row per rank.
+        left, right, merged = self._merge_ids.T
+        ranks = np.arange(len(self._merges), dtype=np.uint32)
         if self._mode == "byte":
             base_ids: object = list(range(256))
         else:
@@ -164,7 +163,8 @@ class MergeModel:
             mode=self._mode,
             token_bytes=list(self._token_bytes),
             base_ids=base_ids,
-            pair_table=pair_table,
+            pair_table=None,
+            pair_columns=(left, right, ranks, merged),
             whole_piece=False,
             monotonic=True,
             fallback_ids=list(self._fallback_ids) if self._fallback_ids else None,
@@ -537,21 +537,25 @@ def _check_base_tokens(base_tokens):
 
 
 def _vocabulary(base_values, merges, mode):
-    """Token values in id order: base, then each new merged value once (seed 000's rule)."""
+    """Token values in id order: base, then each new merged value once (seed 000's rule); and
+    each merge's ids, a ``(len(merges), 3)`` uint32 array of left, right and merged id."""
     values = list(base_values)
-    seen = set(values)
+    ids = {value: i for i, value in enumerate(values)}
     kind = str if mode == "char" else bytes
+    merge_ids = array("I")
     for left, right in merges:
         if not (isinstance(left, kind) and isinstance(right, kind)):
             raise ValueError(f"merge {(left, right)!r} must be a pair of {kind.__name__} in mode={mode!r}")
-        if left not in seen or right not in seen:
-            missing = left if left not in seen else right
+        left_id, right_id = ids.get(left), ids.get(right)
+        if left_id is None or right_id is None:
+            missing = left if left_id is None else right
             raise ValueError(f"merge {(left, right)!r} uses {missing!r}, which no earlier token builds")
         merged = left + right
-        if merged not in seen:
-            seen.add(merged)
+        merged_id = ids.setdefault(merged, len(values))
+        if merged_id == len(values):
             values.append(merged)
-    return values
+        merge_ids.extend((left_id, right_id, merged_id))
+    return values, np.frombuffer(merge_ids, dtype=np.uint32).reshape(-1, 3)
 
 
 def _as_bytes(value):

@@ -12,9 +12,9 @@ Example:
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
+from . import _engine
 from .errors import NormalizationError
 
 NORMALIZATIONS = (None, "NFC", "NFKC")
@@ -34,20 +34,15 @@ def normalize(text, form):
     return unicodedata.normalize(form, text)
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
 def clean_surrogates(text):
     """tiktoken's rule for surrogates, which encoding applies too: a high and a low surrogate
     in a row become the character they encode, a lone one becomes U+FFFD.
 
     Python strings can hold surrogates that UTF-8 cannot; training uses this so that it sees
-    exactly the text that encoding sees.
+    exactly the text that encoding sees (the engine's test, which reads the string in place).
 
     Example:
         >>> clean_surrogates("a\\ud800b\\ud83d\\ude00")
         'a\\ufffdb😀'
     """
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return _engine.clean_surrogates(text)

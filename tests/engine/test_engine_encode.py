@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bytepair import _engine, patterns, reference
+from bytepair.model import MergeModel
 from datafiles import data_file
 
 PATTERN_CHOICES = [None, "gpt2", "cl100k", "o200k", "llama3"]
@@ -131,6 +132,23 @@ def test_replay_equals_reference_on_arbitrary_merge_lists(case):
     mode, base, merges, pattern, text = case
     encoder, ids = replay_encoder(mode, merges, base, pattern)
     assert encoder.encode_ordinary(text) == reference_ids(mode, merges, ids, text, pattern)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=arbitrary_merge_case())
+def test_pair_columns_load_the_pairs_a_pair_table_does(case):
+    # MergeModel hands its merges to the engine as columns, a row per (pair, rank)
+    mode, base, merges, pattern, text = case
+    by_table, ids = replay_encoder(mode, merges, base, pattern)
+    model = MergeModel(mode=mode, merges=merges, base_tokens=base if mode == "char" else None)
+    left, right, rank, merged = model.engine_spec()["pair_columns"]
+    rows = sorted(zip(left.tolist(), right.tolist(), rank.tolist(), merged.tolist()))
+    expected = sorted(
+        (ids[a], ids[b], r, ids[a + b]) for (a, b), ranks in reference.replay_ranks(merges).items() for r in ranks
+    )
+    assert rows == expected
+    by_columns = _engine.Encoder(**model.engine_spec(), pattern=pattern)
+    assert by_columns.encode_ordinary(text) == by_table.encode_ordinary(text)
 
 
 @pytest.mark.parametrize("mode", ["char", "byte"])
@@ -360,6 +378,14 @@ def test_encoder_rejects_bad_arguments():
         _engine.Encoder(**{**good, "base_ids": [0, 1]})
     with pytest.raises(ValueError, match="-1"):
         _engine.Encoder(**{**good, "pair_table": {(1, 2): (0, -1)}})
+    columns = ([97], [98], [0], [256])
+    with pytest.raises(ValueError, match="merged id must be an int in \\[0, 2\\*\\*31\\), not -1"):
+        _engine.Encoder(**{**good, "pair_columns": ([97], [98], [0], [-1])})
+    with pytest.raises(ValueError, match="four one-dimensional arrays of one length"):
+        _engine.Encoder(**{**good, "pair_columns": ([97, 97], [98], [0], [256])})
+    with pytest.raises(ValueError, match="not both"):
+        _engine.Encoder(**{**good, "pair_table": {(97, 98): (0, 256)}, "pair_columns": columns})
+    assert _engine.Encoder(**{**good, "pair_columns": columns}).encode_ordinary("ab") == [256]
     with pytest.raises(TypeError):
         _engine.Encoder(**good).encode_ordinary(b"bytes")
 
