@@ -8,7 +8,7 @@ one run.
     python bench/run.py --only encode --corpus wikitext-valid stdlib-code
     python bench/run.py --only train --vocab 32768 --json results.json
 
-Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``pathological``, ``seed``, ``char``, ``scaling``; corpora
+Sections (``--only``): ``train``, ``encode``, ``decode``, ``pieces``, ``load``, ``threads``, ``pathological``, ``seed``, ``char``, ``scaling``; corpora
 are described in ``bench/corpora.py``; results and how to read them in ``bench/RESULTS.md``.
 
 How it measures. The corpus, the texts and every tokenizer to encode with are prepared in this
@@ -48,7 +48,7 @@ import adapters
 import corpora
 from adapters import format_table
 
-SECTIONS = ("train", "encode", "decode", "pieces", "load", "pathological", "seed", "char", "scaling")
+SECTIONS = ("train", "encode", "decode", "pieces", "load", "threads", "pathological", "seed", "char", "scaling")
 CORES = os.cpu_count() or 1
 MB = corpora.MB
 
@@ -826,6 +826,93 @@ def section_load(bench, peers):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+# Timed runs of each thread count in the threads section, alternating, after one warm-up call each.
+THREAD_RUNS = 5
+
+
+def section_threads(bench, peers):
+    """Two threads (every core) against one, in one process: each library's batch API on
+    WikiText-2 train cut into its 6,212 sections (``corpora.wikitext_sections``), cl100k, after
+    a warm-up call on each thread count (so both find warm caches), ``THREAD_RUNS`` runs of
+    each in turn, the fastest kept. The ratio is the one-thread time over the all-core time;
+    the ids must equal bytepair's."""
+    cores = os.cpu_count() or 1
+    if cores < 2:
+        print("skipping threads: one core", file=sys.stderr)
+        return
+    try:
+        documents = corpora.wikitext_sections(corpora.read_data_text("wikitext-2/train.txt"))
+    except corpora.CorpusUnavailable as error:
+        print(f"skipping threads: {error}", file=sys.stderr)
+        return
+    tokenizers = _published(bench, "cl100k_base")
+    if tokenizers is None:
+        return
+    nbytes = sum(len(d.encode("utf-8")) for d in documents)
+    libraries = [("bytepair", "bytepair"), ("bytepair arrays", "bytepair"), ("tiktoken", "tiktoken")]
+    libraries += [("quicktok", "quicktok")] if "quicktok" in peers else []
+    for library, source in libraries:
+        tokenizer = tokenizers.get(source)
+        if tokenizer is None or isinstance(tokenizer, adapters.Unavailable):
+            continue
+
+        def work(library=library, tokenizer=tokenizer):
+            times = {1: [], cores: []}
+            for threads in times:
+                ids = adapters.encode_many(library, tokenizer, documents, threads)
+            for _ in range(THREAD_RUNS):
+                for threads in times:
+                    started = time.perf_counter()
+                    adapters.encode_many(library, tokenizer, documents, threads)
+                    times[threads].append(time.perf_counter() - started)
+            return ids, times
+
+        def summarize(result):
+            ids, times = result
+            return {**_ids_facts(ids), "one_thread": min(times[1]), "all_cores": min(times[cores]), "cores": cores}
+
+        label = "bytepair → arrays" if library == "bytepair arrays" else library
+        bench.measure(
+            "threads",
+            label,
+            "wikitext-train sections",
+            "cl100k",
+            f"1 vs {cores} threads",
+            nbytes,
+            work,
+            summarize,
+            versus=None if library == "bytepair" else "bytepair",
+            threads=cores,
+        )
+
+
+THREADS_HEADER = ["library", "corpus", "MB", "1 thread, s", "threads", "all cores, s", "speed-up", "same ids"]
+
+
+def _threads_cells(bench, row):
+    one, every = row.facts.get("one_thread"), row.facts.get("all_cores")
+    return [
+        row.library,
+        row.corpus,
+        f"{row.nbytes / MB:.2f}",
+        f"{one:.4f}" if one else row.status,
+        str(row.facts.get("cores", "-")),
+        f"{every:.4f}" if every else "-",
+        f"{one / every:.2f}×" if one and every else "-",
+        _same_text(row, _twin(bench, row)),
+    ]
+
+
+def _threads_targets(bench):
+    return [
+        f"{row.library}: {row.facts['cores']} threads against one, batch on WikiText-2 train's sections ≥ 1.8×: "
+        f"{row.facts['one_thread'] / row.facts['all_cores']:.2f}× "
+        f"({_met(row.facts['one_thread'] / row.facts['all_cores'] >= 1.8)})"
+        for row in bench.rows
+        if row.section == "threads" and row.library.startswith("bytepair") and row.facts.get("all_cores")
+    ]
+
+
 def section_pathological(bench, peers):
     """cl100k on a run of one character and on random Latin-1 text at growing sizes, and on
     prose of the smallest size: time should grow linearly."""
@@ -1267,6 +1354,10 @@ def print_section(bench, section):
         for line in format_table(LOAD_HEADER, [_load_cells(bench, r) for r in rows]):
             print(line)
         return
+    if section == "threads":
+        for line in format_table(THREADS_HEADER, [_threads_cells(bench, r) for r in rows]):
+            print(line)
+        return
     for kind, header in (("train", TRAIN_HEADER), ("encode", ENCODE_HEADER)):
         chosen = [r for r in rows if (r.mode == "train") == (kind == "train")]
         if chosen:
@@ -1465,6 +1556,7 @@ def targets(bench):
         + _decoding_targets(bench)
         + _piece_targets(bench)
         + _load_targets(bench)
+        + _threads_targets(bench)
         + _linearity_targets(bench)
         + _char_targets(bench)
     )
