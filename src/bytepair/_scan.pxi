@@ -24,6 +24,8 @@ cdef extern from "engine/scanner.hpp":
     uint8_t F_U "bp::F_U"
     uint8_t F_W "bp::F_W"
     uint8_t F_FOLD "bp::F_FOLD"
+    int U_REGEX "bp::U_REGEX"
+    int U_REGEX_CASE "bp::U_REGEX_CASE"
     const uint8_t* _class_flags "bp::class_flags"(int unicode)
     void _set_flags "bp::set_flags"(int unicode, size_t start, size_t end, uint8_t bit)
     void _add_fold "bp::add_fold"(int unicode, uint32_t cp, char letter) except +
@@ -59,19 +61,23 @@ def char_flags(unicode="regex"):
     """
     if not isinstance(unicode, str) or unicode not in UNICODE_TABLES:
         raise ValueError(f"the scanner has the Unicode tables {sorted(UNICODE_TABLES)}, not {unicode!r}")
-    _char_tables(unicode)
-    return (<const char*>_class_flags(UNICODE_TABLES[unicode]))[:0x110000]
+    cdef int table = _char_tables(unicode, case=True)
+    return (<const char*>_class_flags(table))[:0x110000]
 
 
-def _char_tables(unicode="regex"):
-    """Fill one Unicode table set of the scanner's class flags, once (``"regex"``: about 0.2 s)."""
+def _char_tables(unicode="regex", case=True):
+    """Fill one Unicode table set of the scanner's class flags, once, and return its index
+    (bp::Unicode). ``case=False``: without o200k's case classes, which only ``"regex"`` leaves
+    out (0.04 s to fill instead of 0.07)."""
     cdef int table = UNICODE_TABLES[unicode]
+    if table == U_REGEX and case:
+        table = U_REGEX_CASE
     if table in _tables_ready:
-        return
+        return table
     if unicode != "regex":
         _fill_generated(table)
         _tables_ready.add(table)
-        return
+        return table
     import regex
 
     # The classes are matched over one string that holds every code point, surrogates
@@ -81,17 +87,16 @@ def _char_tables(unicode="regex"):
     # and F_W = [\p{Ll}\p{Lm}\p{Lo}\p{M}], matched one category at a time: `regex` scans the
     # code points in about 5 ms per category but 35-40 ms per union (the first scan of a process
     # took 0.11 s, before any training or encoding could start).
-    classes = [
-        (F_L, r"\p{L}+"),
-        (F_N, r"\p{N}+"),
-        (F_S, r"\s+"),
-        (F_U, r"\p{Lu}+"),
-        (F_U, r"\p{Lt}+"),
-        (F_W, r"\p{Ll}+"),
-        (F_U | F_W, r"\p{Lm}+"),
-        (F_U | F_W, r"\p{Lo}+"),
-        (F_U | F_W, r"\p{M}+"),
-    ]
+    classes = [(F_L, r"\p{L}+"), (F_N, r"\p{N}+"), (F_S, r"\s+")]
+    if case:
+        classes += [
+            (F_U, r"\p{Lu}+"),
+            (F_U, r"\p{Lt}+"),
+            (F_W, r"\p{Ll}+"),
+            (F_U | F_W, r"\p{Lm}+"),
+            (F_U | F_W, r"\p{Lo}+"),
+            (F_U | F_W, r"\p{M}+"),
+        ]
     for bits, class_regex in classes:
         for match in regex.finditer(class_regex, everything):
             _set_flags(table, match.start(), match.end(), bits)
@@ -107,18 +112,22 @@ def _char_tables(unicode="regex"):
             # this scanner was not written for
             raise RuntimeError(f"regex matches {chr(code_point)!r} as {letter!r} ignoring case")
     _tables_ready.add(table)
+    return table
+
+
+cdef extern from "Python.h":
+    object _new_unicode "PyUnicode_New"(Py_ssize_t size, Py_UCS4 maxchar)
 
 
 cdef str _all_code_points():
-    cdef bytearray buffer = bytearray(4 * 0x110000)
-    cdef unsigned char* out = buffer
+    """Every code point, surrogates included, in one str (written in place: 1 ms, where
+    decoding a UTF-32 buffer took 12)."""
+    cdef str text = _new_unicode(0x110000, 0x10FFFF)
+    cdef uint32_t* out = <uint32_t*>PyUnicode_DATA(text)
     cdef uint32_t code_point
     for code_point in range(0x110000):
-        out[4 * code_point] = code_point & 0xFF
-        out[4 * code_point + 1] = (code_point >> 8) & 0xFF
-        out[4 * code_point + 2] = (code_point >> 16) & 0xFF
-        out[4 * code_point + 3] = 0
-    return buffer.decode("utf-32-le", "surrogatepass")
+        out[code_point] = code_point
+    return text
 
 
 cdef inline TextRef _ref(str text):
@@ -144,8 +153,7 @@ cdef int _pattern_id(object pattern, object unicode="regex") except -1:
         ) from None
     if not isinstance(unicode, str) or unicode not in UNICODE_TABLES:
         raise ValueError(f"the scanner has the Unicode tables {sorted(UNICODE_TABLES)}, not {unicode!r}")
-    _char_tables(unicode)
-    return _scanner_id(pattern_id, UNICODE_TABLES[unicode])
+    return _scanner_id(pattern_id, _char_tables(unicode, case=pattern_id == SCANNED_PATTERNS["o200k"]))
 
 
 cdef list _pieces(str text, int pattern_id):

@@ -45,8 +45,10 @@ enum : uint8_t {
 };
 enum Pattern : int { P_NONE = 0, P_GPT2 = 1, P_CL100K = 2, P_O200K = 3, P_LLAMA3 = 4 };
 // Whose Unicode tables answer the class tests: the `regex` module's (filled from Python), or
-// a pinned version's generated ranges.
-enum Unicode : int { U_REGEX = 0, U_16_0 = 1, U_COUNT = 2 };
+// a pinned version's generated ranges. U_REGEX_CASE is `regex`'s with o200k's case classes
+// too, a table of its own so that a table is never written once scans read it: only o200k
+// reads F_U and F_W, and reading them from `regex` costs 30 ms of every process's first scan.
+enum Unicode : int { U_REGEX = 0, U_16_0 = 1, U_REGEX_CASE = 2, U_COUNT = 3 };
 
 // One scanner id carries both: the pattern in the low byte, the Unicode tables above it, so
 // that it travels through the encoder and the counter as the one int it always was.
