@@ -30,7 +30,6 @@ from __future__ import annotations
 import hashlib
 import json
 import operator
-from array import array
 from collections.abc import ItemsView, Iterable, Mapping, Sequence
 from typing import Literal
 
@@ -89,7 +88,7 @@ class MergeModel:
         self._merges = tuple((left, right) for left, right in merges)
         values, self._merge_ids = _vocabulary(base_values, self._merges, mode)
         self._values = tuple(values)
-        token_bytes = [_as_bytes(v) for v in self._values]
+        token_bytes = list(values) if mode == "byte" else [_as_bytes(v) for v in values]
         self._fallback_ids = None
         if self._byte_fallback:
             self._fallback_ids = tuple(range(len(token_bytes), len(token_bytes) + 256))
@@ -542,20 +541,28 @@ def _vocabulary(base_values, merges, mode):
     values = list(base_values)
     ids = {value: i for i, value in enumerate(values)}
     kind = str if mode == "char" else bytes
-    merge_ids = array("I")
+    merge_ids: list[int] = []
+    get, add_ids = ids.get, merge_ids.extend  # bound once: a training run gives 32K merges and more
     for left, right in merges:
-        if not (isinstance(left, kind) and isinstance(right, kind)):
-            raise ValueError(f"merge {(left, right)!r} must be a pair of {kind.__name__} in mode={mode!r}")
-        left_id, right_id = ids.get(left), ids.get(right)
-        if left_id is None or right_id is None:
-            missing = left if left_id is None else right
-            raise ValueError(f"merge {(left, right)!r} uses {missing!r}, which no earlier token builds")
+        left_id, right_id = get(left), get(right)
+        if left_id is None or right_id is None or type(left) is not kind or type(right) is not kind:
+            _check_merge(left, right, left_id, right_id, kind, mode)
         merged = left + right
-        merged_id = ids.setdefault(merged, len(values))
-        if merged_id == len(values):
+        merged_id = get(merged)
+        if merged_id is None:
+            merged_id = ids[merged] = len(values)
             values.append(merged)
-        merge_ids.extend((left_id, right_id, merged_id))
-    return values, np.frombuffer(merge_ids, dtype=np.uint32).reshape(-1, 3)
+        add_ids((left_id, right_id, merged_id))
+    return values, np.array(merge_ids, dtype=np.uint32).reshape(-1, 3)
+
+
+def _check_merge(left, right, left_id, right_id, kind, mode):
+    """Raises the error a merge deserves: its parts are not ``kind``, or not built yet."""
+    if not (isinstance(left, kind) and isinstance(right, kind)):
+        raise ValueError(f"merge {(left, right)!r} must be a pair of {kind.__name__} in mode={mode!r}")
+    if left_id is None or right_id is None:
+        missing = left if left_id is None else right
+        raise ValueError(f"merge {(left, right)!r} uses {missing!r}, which no earlier token builds")
 
 
 def _as_bytes(value):
