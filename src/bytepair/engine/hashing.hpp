@@ -90,10 +90,12 @@ template <class C> inline bool pack_word(const C* p, size_t len, uint64_t& key) 
     return high < 0x80;
 }
 
-// Bytes -> key; len <= SHORT_KEY.
+// Bytes -> key; len <= SHORT_KEY. A copy, since the key holds its bytes in memory order on
+// either byte order: OR-ing byte by byte into the words chained each store to the next load
+// (13% of encoding time in perf on random CJK text, whose pieces all go through here).
 inline void pack_bytes(const uint8_t* p, size_t len, ShortKey& key) {
     key.w[0] = key.w[1] = key.w[2] = 0;
-    for (size_t k = 0; k < len; ++k) key.w[k >> 3] |= uint64_t(p[k]) << BP_BYTE_SHIFT(k & 7);
+    std::memcpy(key.w, p, len);
     key.len = uint32_t(len);
 }
 

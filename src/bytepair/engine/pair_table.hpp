@@ -36,6 +36,9 @@ namespace bp {
 
 static const uint32_t NO_RANK = 0xFFFFFFFFu;
 
+// Bits of the pair filter per hashed pair (rounded up to a power of two), see PairTable.
+static const size_t FILTER_BITS_PER_PAIR = 8;
+
 class PairTable {
   public:
     void add(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) {
@@ -61,6 +64,10 @@ class PairTable {
         mask_ = size - 1;
         if (packed_) packed_slots_.assign(size, PACKED_EMPTY);
         else slots_.assign(size, Slot{EMPTY, 0, 0});
+        size_t words = 1;
+        while (64 * words < FILTER_BITS_PER_PAIR * hashed) words <<= 1;
+        filter_.assign(words, 0);
+        filter_mask_ = words - 1;
         for (size_t k = 0; k < staged_.size(); ++k) {
             const Slot& entry = staged_[k];
             if (k > 0 && staged_[k - 1].key == entry.key) {
@@ -73,11 +80,15 @@ class PairTable {
                 dense_[left * DENSE + right] = Dense{entry.rank, entry.merged};
             } else if (packed_) {
                 uint64_t pk = packed_key(left, right);
-                size_t i = mix64(pk) & mask_;
+                uint64_t h = mix64(pk);
+                filter_[filter_word(h)] |= filter_bits(h);
+                size_t i = h & mask_;
                 while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
                 packed_slots_[i] = (pk << 22) | entry.rank;
             } else {
-                size_t i = mix64(entry.key) & mask_;
+                uint64_t h = mix64(entry.key);
+                filter_[filter_word(h)] |= filter_bits(h);
+                size_t i = h & mask_;
                 while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
                 slots_[i] = entry;
             }
@@ -100,7 +111,9 @@ class PairTable {
         } else if (packed_) {
             if ((left | right) >= PACKED_ID_LIMIT) return NO_RANK;
             uint64_t pk = packed_key(left, right);
-            size_t i = mix64(pk) & mask_;
+            uint64_t h = mix64(pk);
+            if (!may_hold(h)) return NO_RANK;
+            size_t i = h & mask_;
             uint64_t s;
             for (;; i = (i + 1) & mask_) {
                 s = packed_slots_[i];
@@ -111,7 +124,9 @@ class PairTable {
             *merged = merged_of_rank(rank);
             more = (s & PACKED_MORE) != 0;
         } else {
-            const Slot* slot = find_slot(key(left, right));
+            uint64_t h = mix64(key(left, right));
+            if (!may_hold(h)) return NO_RANK;
+            const Slot* slot = find_slot(key(left, right), h);
             if (!slot) return NO_RANK;
             rank = slot->rank;
             *merged = slot->merged & ~MORE;
@@ -127,8 +142,11 @@ class PairTable {
     // Starts loading the pair's slot, so that several lookups wait on memory together.
     inline void prefetch(uint32_t left, uint32_t right) const {
         if ((left | right) < DENSE) return;  // a few rows, in cache
-        if (packed_) BP_PREFETCH(&packed_slots_[mix64(packed_key(left, right)) & mask_]);
-        else if (!slots_.empty()) BP_PREFETCH(&slots_[mix64(key(left, right)) & mask_]);
+        if ((packed_ && (left | right) >= PACKED_ID_LIMIT) || (!packed_ && slots_.empty())) return;
+        uint64_t h = mix64(packed_ ? packed_key(left, right) : key(left, right));
+        if (!may_hold(h)) return;  // no slot to wait for
+        if (packed_) BP_PREFETCH(&packed_slots_[h & mask_]);
+        else BP_PREFETCH(&slots_[h & mask_]);
     }
 
     // The merged id of a pair that is in the table.
@@ -144,7 +162,7 @@ class PairTable {
     size_t bytes() const {
         return slots_.capacity() * sizeof(Slot) + staged_.capacity() * sizeof(Slot) +
                packed_slots_.capacity() * sizeof(uint64_t) + dense_.capacity() * sizeof(Dense) +
-               rank_merged_.capacity() * sizeof(uint32_t);
+               rank_merged_.capacity() * sizeof(uint32_t) + filter_.capacity() * sizeof(uint64_t);
     }
 
   private:
@@ -165,6 +183,19 @@ class PairTable {
     static constexpr uint64_t PACKED_RANK = (1ULL << 21) - 1;
     static constexpr uint64_t PACKED_MORE = 1ULL << 21;
     static constexpr uint64_t PACKED_EMPTY = ~0ULL;
+
+    // The filter: a blocked Bloom filter over the hashed pairs, two bits of one 64-bit word per
+    // pair, from hash bits that the slot index (the low bits; tables stay under 2**32 slots)
+    // does not use: the word from bits 32 up (under 2**20 words), the bits from 52-63. A pair
+    // without both bits set is in no slot.
+    inline size_t filter_word(uint64_t h) const { return size_t(h >> 32) & filter_mask_; }
+    static inline uint64_t filter_bits(uint64_t h) {
+        return (1ULL << ((h >> 52) & 63)) | (1ULL << (h >> 58));
+    }
+    inline bool may_hold(uint64_t h) const {
+        uint64_t bits = filter_bits(h);
+        return (filter_[filter_word(h)] & bits) == bits;
+    }
 
     static inline uint64_t key(uint32_t left, uint32_t right) {
         return (uint64_t(left) << 32) | right;
@@ -224,9 +255,10 @@ class PairTable {
             find_slot(k)->merged |= MORE;
         }
     }
-    inline Slot* find_slot(uint64_t k) const {
+    inline Slot* find_slot(uint64_t k) const { return find_slot(k, mix64(k)); }
+    inline Slot* find_slot(uint64_t k, uint64_t h) const {
         if (slots_.empty()) return nullptr;
-        size_t i = mix64(k) & mask_;
+        size_t i = h & mask_;
         while (slots_[i].key != k) {
             if (slots_[i].key == EMPTY) return nullptr;
             i = (i + 1) & mask_;
@@ -239,6 +271,8 @@ class PairTable {
     std::vector<uint64_t, HugePageAllocator<uint64_t>> packed_slots_;
     std::vector<Dense> dense_;
     std::vector<uint32_t> rank_merged_;  // packed layout, when merged - rank varies
+    std::vector<uint64_t> filter_ = std::vector<uint64_t>(1, 0);  // before build(): holds nothing
+    size_t filter_mask_ = 0;
     bool packed_ = false;
     uint32_t offset_ = 0;                // packed layout: merged = rank + offset_
     size_t mask_ = 0;
