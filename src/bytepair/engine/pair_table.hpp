@@ -156,6 +156,14 @@ class PairTable {
         return merged;
     }
 
+    // Whether the filter lets a lookup of a hashed pair through to the slots (for tests: true
+    // for every pair in the table, false for most others).
+    bool may_hold(uint32_t left, uint32_t right) const {
+        if ((left | right) < DENSE) return true;
+        if (packed_) return (left | right) < PACKED_ID_LIMIT && may_hold(mix64(packed_key(left, right)));
+        return may_hold(mix64(key(left, right)));
+    }
+
     uint32_t max_rank() const { return max_rank_; }
     // Whether the hashed pairs sit in 8-byte slots (for tests).
     bool packed() const { return packed_; }
