@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace bp {
 
@@ -46,6 +47,32 @@ inline uint64_t hash_bytes(const uint8_t* p, size_t n) {
     h = mix64(h ^ word);
     return h ? h : 1;
 }
+
+// A blocked Bloom filter over 64-bit hashes: two bits of one 64-bit word per key, so that a
+// lookup reads one word. The bits come from hash bits that the tables' slot indexes (the low
+// bits; tables stay under 2**32 slots) do not use: the word from bits 32 up (under 2**20
+// words), the two bits from 52-63. A hash without both bits set was never added. Empty (one
+// zero word) until sized: then it holds nothing.
+struct HashFilter {
+    std::vector<uint64_t> words = std::vector<uint64_t>(1, 0);
+    size_t mask = 0;
+
+    // Room for `keys` keys at `bits_per_key` bits each (rounded up to a power of two); empties it.
+    void size_for(size_t keys, size_t bits_per_key) {
+        size_t n = 1;
+        while (64 * n < bits_per_key * keys) n <<= 1;
+        words.assign(n, 0);
+        mask = n - 1;
+    }
+    static inline uint64_t bits_of(uint64_t h) { return (1ULL << ((h >> 52) & 63)) | (1ULL << (h >> 58)); }
+    inline size_t word_of(uint64_t h) const { return size_t(h >> 32) & mask; }
+    inline void add(uint64_t h) { words[word_of(h)] |= bits_of(h); }
+    inline bool may_hold(uint64_t h) const {
+        uint64_t bits = bits_of(h);
+        return (words[word_of(h)] & bits) == bits;
+    }
+    size_t bytes() const { return words.capacity() * sizeof(uint64_t); }
+};
 
 // A key of at most SHORT_KEY bytes packed into three zero-padded words, in byte order in
 // memory (so `bytes()` reads it back), compared and hashed as words.
