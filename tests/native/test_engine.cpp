@@ -223,33 +223,6 @@ static void test_pair_filter() {
     assert(unbuilt.rank_at_least(300, 301, 0, &merged) == NO_RANK);
 }
 
-// The whole-piece table's filter: every key in it, before and after the filter is built, passes;
-// most keys not in it do not; a map without a filter lets every key through.
-static void test_short_map_filter() {
-    ShortMap map;
-    auto key_of = [](size_t k) {
-        ShortKey key;
-        char text[32];
-        int n = std::snprintf(text, sizeof text, "piece %zu", k);
-        pack_bytes(reinterpret_cast<const uint8_t*>(text), size_t(n), key);
-        return key;
-    };
-    const size_t n = 30000;
-    uint32_t id = 7;
-    for (size_t k = 0; k < n; ++k) map.insert(key_of(k), key_of(k).hash(), &id, 1);
-    assert(map.may_hold(key_of(n + 1).hash()));  // no filter yet
-    map.build_filter(8);
-    for (size_t k = n; k < n + 100; ++k) map.insert(key_of(k), key_of(k).hash(), &id, 1);  // after it
-    size_t count = 0;
-    for (size_t k = 0; k < n + 100; ++k) {
-        assert(map.may_hold(key_of(k).hash()));
-        assert(map.find(key_of(k), key_of(k).hash(), &count) && count == 1);
-    }
-    size_t let_through = 0;
-    for (size_t k = n + 100; k < 2 * n + 100; ++k) let_through += map.may_hold(key_of(k).hash());
-    assert(let_through * 10 < n);  // about 5% at 8 bits a key
-}
-
 static void test_map_growth() {
     ShortMap shorts;
     PieceMap longs;
@@ -616,7 +589,6 @@ int main() {
     test_pair_table_duplicate_ranks();
     test_pair_table_layouts();
     test_pair_filter();
-    test_short_map_filter();
     test_map_growth();
     test_word_keys_and_map();
     test_cut_spans();

@@ -43,11 +43,6 @@ namespace bp {
 
 static const uint32_t NO_ID = 0xFFFFFFFFu;
 
-// Bits per token of the filter before the whole-piece table (piece_maps.hpp's ShortMap), so
-// that a piece that is no token (nearly every piece of random CJK + emoji, half of UDHR's)
-// reads one word of it instead of the tags: cl100k 128 KB against 256 KB of tags. Untuned.
-static const size_t VOCAB_FILTER_BITS_PER_KEY = 8;
-
 inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
     if (c < 0x80) {
         *o++ = uint8_t(c);
@@ -153,7 +148,6 @@ struct EncoderCore {
     void finish() {
         if (token_splits) add_token_splits();
         std::vector<TokenRef>().swap(split_tokens);
-        if (whole_piece) short_vocab.build_filter(VOCAB_FILTER_BITS_PER_KEY);
         pairs.build();
         if (char_mode && !whole_piece) {
             std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
@@ -215,7 +209,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
                          const ShortKey& key, std::vector<uint32_t>& out) {
     uint64_t h = key.hash();
     size_t count;
-    const uint32_t* found = core.whole_piece && core.short_vocab.may_hold(h) ? core.short_vocab.find(key, h, &count) : nullptr;
+    const uint32_t* found = core.whole_piece ? core.short_vocab.find(key, h, &count) : nullptr;
     if (found) {
         out.push_back(*found);
         return;

@@ -59,18 +59,6 @@ class ShortMap {
         }
     }
 
-    // A filter over the keys now in the map, and every key added later: may_hold() is then
-    // false for most keys not in it (a read-only vocabulary's misses read one word of the
-    // filter instead of the tags).
-    void build_filter(size_t bits_per_key) {
-        filter_.size_for(entries_, bits_per_key);
-        for (const Slot& s : slots_)
-            if (s.len) filter_.add(ShortKey{{s.w[0], s.w[1], s.w[2]}, s.len}.hash());
-        filtered_ = true;
-    }
-    // Whether `h` may be a key of the map (always true without a filter).
-    inline bool may_hold(uint64_t h) const { return !filtered_ || filter_.may_hold(h); }
-
     // Starts loading the first tag and slot a lookup of hash `h` reads.
     inline void prefetch(uint64_t h) const {
         size_t i = h & (slots_.size() - 1);
@@ -87,7 +75,6 @@ class ShortMap {
             ids_.insert(ids_.end(), ids, ids + count);
         }
         place(slot, h);
-        if (filtered_) filter_.add(h);
         ++entries_;
     }
 
@@ -101,14 +88,12 @@ class ShortMap {
         tags_.assign(SHORT_MAP_INITIAL_SLOTS, 0);
         ids_.clear();
         entries_ = 0;
-        if (filtered_) filter_.size_for(0, 0);
     }
 
     size_t entries() const { return entries_; }
     size_t slots() const { return slots_.size(); }
     size_t bytes() const {
-        return slots_.capacity() * sizeof(Slot) + tags_.capacity() + ids_.capacity() * sizeof(uint32_t) +
-               (filtered_ ? filter_.bytes() : 0);
+        return slots_.capacity() * sizeof(Slot) + tags_.capacity() + ids_.capacity() * sizeof(uint32_t);
     }
 
   private:
@@ -140,8 +125,6 @@ class ShortMap {
     std::vector<uint8_t> tags_;  // beside the slots: a miss mostly reads only these
     std::vector<uint32_t> ids_;
     size_t entries_ = 0;
-    HashFilter filter_;
-    bool filtered_ = false;
 };
 
 class WordMap {
