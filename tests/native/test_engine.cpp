@@ -187,6 +187,42 @@ static void test_pair_table_layouts() {
     assert(table.rank_at_least(3, 4, 0, &merged) == 6 && merged == 311);
 }
 
+// The pair filter: no pair of the table is turned away (else a merge would be missed), and
+// most absent pairs are (else it saves nothing), in both hashed layouts.
+static void test_pair_filter() {
+    for (uint32_t base : {1000u, 1u << 22}) {  // packed slots; 16-byte slots
+        std::mt19937 random(base);
+        std::vector<Rule> rs;
+        std::set<std::pair<uint32_t, uint32_t>> present;
+        const uint32_t ids = 5000;
+        for (uint32_t rank = 0; rs.size() < 60000; ++rank) {
+            uint32_t left = base + random() % ids, right = base + random() % ids;
+            if (!present.insert({left, right}).second) continue;
+            rs.push_back({left, right, rank, base + ids + rank});
+        }
+        PairTable table = table_of(rs);
+        assert(table.packed() == (base < (1u << 21)));
+        uint32_t merged = 0;
+        for (const Rule& r : rs) {
+            assert(table.may_hold(r.left, r.right));
+            assert(table.rank_at_least(r.left, r.right, 0, &merged) == r.rank && merged == r.merged);
+        }
+        size_t absent = 0, let_through = 0;
+        for (int k = 0; k < 100000; ++k) {
+            uint32_t left = base + random() % ids, right = base + random() % ids;
+            if (present.count({left, right})) continue;
+            ++absent;
+            let_through += table.may_hold(left, right);
+            assert(table.rank_at_least(left, right, 0, &merged) == NO_RANK);
+        }
+        // two bits of a 64-bit word per pair, 8 bits per pair (rounded up): about 5%
+        assert(let_through * 10 < absent);
+    }
+    PairTable unbuilt;  // a table looked up before build() holds nothing
+    uint32_t merged = 0;
+    assert(unbuilt.rank_at_least(300, 301, 0, &merged) == NO_RANK);
+}
+
 static void test_map_growth() {
     ShortMap shorts;
     PieceMap longs;
@@ -392,7 +428,20 @@ static void test_hashing_8_to_25_bytes() {
             ShortKey shorter;
             pack_bytes(key.data(), n - 1, shorter);     // zero padding does not alias a length
             assert(shorter.hash() != a.hash());
+            std::vector<uint8_t> padded(key);            // bytes past the key do not count
+            padded.resize(n + SHORT_KEY, 0xA5);
+            ShortKey c;
+            pack_padded(padded.data(), n, c);
+            assert(c.len == n && c.w[0] == a.w[0] && c.w[1] == a.w[1] && c.w[2] == a.w[2]);
         }
+    }
+    for (size_t n = 0; n <= SHORT_KEY; ++n) {  // pack_padded at every length: as pack_bytes
+        std::vector<uint8_t> padded(base, base + n);
+        padded.resize(n + SHORT_KEY, 0xFF);
+        ShortKey a, c;
+        pack_bytes(padded.data(), n, a);
+        pack_padded(padded.data(), n, c);
+        assert(c.len == n && c.w[0] == a.w[0] && c.w[1] == a.w[1] && c.w[2] == a.w[2]);
     }
     ShortKey too_long;
     assert(!pack_ascii(reinterpret_cast<const char*>(base), SHORT_KEY + 1, too_long));
@@ -539,6 +588,7 @@ int main() {
     test_byte_table();
     test_pair_table_duplicate_ranks();
     test_pair_table_layouts();
+    test_pair_filter();
     test_map_growth();
     test_word_keys_and_map();
     test_cut_spans();

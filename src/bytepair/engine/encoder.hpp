@@ -62,8 +62,9 @@ inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
     return o;
 }
 
+// The buffer keeps SHORT_KEY bytes past the longest possible encoding, for pack_padded.
 template <class C> inline void utf8_encode(const C* p, size_t n, Utf8Buffer& out) {
-    if (out.bytes.size() < 4 * n) out.bytes.resize(4 * n);
+    if (out.bytes.size() < 4 * n + SHORT_KEY) out.bytes.resize(4 * n + SHORT_KEY);
     uint8_t* o = out.bytes.data();
     for (size_t k = 0; k < n; ++k) o = put_utf8(p[k], o);
     out.length = size_t(o - out.bytes.data());
@@ -213,17 +214,19 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
         out.push_back(*found);
         return;
     }
-    found = w.cache.find(key, h, &count);
-    w.count_probe(found != nullptr);
-    if (found) {
-        if (count == 1) out.push_back(*found);
-        else out.insert(out.end(), found, found + count);
-        return;
+    if (w.probe_cache()) {
+        found = w.cache.find(key, h, &count);
+        w.count_probe(found != nullptr);
+        if (found) {
+            if (count == 1) out.push_back(*found);
+            else out.insert(out.end(), found, found + count);
+            return;
+        }
     }
     size_t start = out.size();
     if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
     merge_symbols(core.pairs, core.monotonic, w.scratch);
-    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+    for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
     if (!w.insert_miss()) return;
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
@@ -267,7 +270,7 @@ inline void encode_piece(const EncoderCore& core, Worker& w, const C* p, size_t 
     if (sizeof(C) == 1 && ascii) return encode_long(core, w, p, len, reinterpret_cast<const uint8_t*>(p), len, out);
     utf8_encode(p, len, w.utf8);
     if (w.utf8.size() <= SHORT_KEY) {
-        pack_bytes(w.utf8.data(), w.utf8.size(), key);
+        pack_padded(w.utf8.data(), w.utf8.size(), key);
         return encode_short(core, w, p, len, key, out);
     }
     encode_long(core, w, p, len, w.utf8.data(), w.utf8.size(), out);

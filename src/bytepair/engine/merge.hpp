@@ -95,13 +95,17 @@ struct RankBuckets {
 // One thread's merging buffers, reused from piece to piece (allocation-free when warm).
 // `symbols` holds the piece's ids: the initial symbols before a merge, the result after.
 struct MergeScratch {
-    std::vector<uint32_t> symbols, ranks, merged;  // short pieces: ranks, merged ids per pair
+    std::vector<uint32_t> symbols, ranks, merged;  // long pieces: ranks, merged ids per pair
     std::vector<uint32_t> next, prev;              // long pieces: the linked list
     RankBuckets buckets;                           // long pieces: what merges next
+    struct Short {
+        uint32_t id, rank, merged;  // a symbol, and the pair that starts at it
+    };
+    std::vector<Short> short_symbols;              // short pieces
 
     size_t bytes() const {
         return (symbols.capacity() + ranks.capacity() + merged.capacity() + next.capacity() +
-                prev.capacity()) * sizeof(uint32_t) + buckets.bytes();
+                prev.capacity()) * sizeof(uint32_t) + short_symbols.capacity() * sizeof(Short) + buckets.bytes();
     }
     // Gives back buffers grown past `keep` elements (a huge piece's), keeping small ones warm.
     void trim(size_t keep) noexcept {
@@ -110,44 +114,48 @@ struct MergeScratch {
         if (merged.capacity() > keep) std::vector<uint32_t>().swap(merged);
         if (next.capacity() > keep) std::vector<uint32_t>().swap(next);
         if (prev.capacity() > keep) std::vector<uint32_t>().swap(prev);
+        if (short_symbols.capacity() > keep) std::vector<Short>().swap(short_symbols);
         buckets.trim(keep);
     }
 };
 
 // Lowest (rank, position) first over a small array: tiktoken's byte_pair_merge, O(n^2).
+// Each symbol with its pair's rank and merged id in one element, so that a merge moves the
+// tail with one memmove, not three (the three were 5.5% of encoding time on random CJK text).
 inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w) {
     std::vector<uint32_t>& ids = w.symbols;
-    std::vector<uint32_t>& ranks = w.ranks;  // ranks[i]: the pair (ids[i], ids[i+1])
-    std::vector<uint32_t>& merged = w.merged;
     size_t n = ids.size();
     if (n < 2) return;
-    ranks.resize(n);
-    merged.resize(n);
+    std::vector<MergeScratch::Short>& syms = w.short_symbols;  // syms[i].rank: (ids[i], ids[i+1])
+    if (syms.size() < n) syms.resize(n);
+    MergeScratch::Short* s = syms.data();
     // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
     // once rather than waiting for each in turn
     for (size_t i = 0; i + 1 < n; ++i) pairs.prefetch(ids[i], ids[i + 1]);
-    for (size_t i = 0; i + 1 < n; ++i) ranks[i] = pairs.rank_at_least(ids[i], ids[i + 1], 0, &merged[i]);
-    ranks[n - 1] = NO_RANK;
+    for (size_t i = 0; i + 1 < n; ++i) {
+        s[i].id = ids[i];
+        s[i].rank = pairs.rank_at_least(ids[i], ids[i + 1], 0, &s[i].merged);
+    }
+    s[n - 1].id = ids[n - 1];
+    s[n - 1].rank = NO_RANK;
     while (n > 1) {
         size_t best = 0;
-        uint32_t best_rank = ranks[0];
+        uint32_t best_rank = s[0].rank;
         for (size_t i = 1; i + 1 < n; ++i)
-            if (ranks[i] < best_rank) {
-                best_rank = ranks[i];
+            if (s[i].rank < best_rank) {
+                best_rank = s[i].rank;
                 best = i;
             }
         if (best_rank == NO_RANK) break;
-        ids[best] = merged[best];
+        s[best].id = s[best].merged;
         // drop symbol best+1 and the pair that started at it
-        size_t tail = (n - best - 2) * sizeof(uint32_t);
-        std::memmove(ids.data() + best + 1, ids.data() + best + 2, tail);
-        std::memmove(ranks.data() + best + 1, ranks.data() + best + 2, tail);
-        std::memmove(merged.data() + best + 1, merged.data() + best + 2, tail);
+        std::memmove(s + best + 1, s + best + 2, (n - best - 2) * sizeof(MergeScratch::Short));
         --n;
         uint32_t floor = monotonic ? best_rank + 1 : 0;  // replay has done rank best_rank
-        ranks[best] = best + 1 < n ? pairs.rank_at_least(ids[best], ids[best + 1], floor, &merged[best]) : NO_RANK;
-        if (best > 0) ranks[best - 1] = pairs.rank_at_least(ids[best - 1], ids[best], floor, &merged[best - 1]);
+        s[best].rank = best + 1 < n ? pairs.rank_at_least(s[best].id, s[best + 1].id, floor, &s[best].merged) : NO_RANK;
+        if (best > 0) s[best - 1].rank = pairs.rank_at_least(s[best - 1].id, s[best].id, floor, &s[best - 1].merged);
     }
+    for (size_t i = 0; i < n; ++i) ids[i] = s[i].id;
     ids.resize(n);
 }
 

@@ -82,6 +82,7 @@ struct alignas(64) Worker {
     size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
     uint32_t probes = 0, hits = 0;  // of `cache`, in this window (CACHE_WINDOW)
     uint32_t misses = 0;            // while sparse: misses since the last insert
+    uint32_t skipped = 0;           // while sparse: pieces since the last probe
     bool sparse = false;            // the last window had almost no hits
 
     // Notes a probe of `cache`; whether a miss just merged should be inserted.
@@ -92,6 +93,10 @@ struct alignas(64) Worker {
         probes = hits = 0;
     }
     inline bool insert_miss() { return !sparse || ++misses % CACHE_SAMPLE == 0; }
+    // Whether to probe `cache` for this piece: while sparse, one piece in CACHE_SAMPLE (the
+    // window then counts those probes only), since a probe of a cache that almost never hits
+    // costs a cache miss per piece for nothing.
+    inline bool probe_cache() { return !sparse || ++skipped % CACHE_SAMPLE == 0; }
 
     size_t bytes() const {
         return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + utf8.bytes.capacity() +
