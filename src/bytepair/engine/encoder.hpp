@@ -214,7 +214,8 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
         out.push_back(*found);
         return;
     }
-    if (w.probe_cache()) {
+    bool probed = w.probe_cache();
+    if (probed) {
         found = w.cache.find(key, h, &count);
         w.count_probe(found != nullptr);
         if (found) {
@@ -227,7 +228,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
     if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
     merge_symbols(core.pairs, core.monotonic, w.scratch);
     for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
-    if (!w.insert_miss()) return;
+    if (!probed) return;  // it may be in the cache already, and insert takes new keys only
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
 }

@@ -45,8 +45,8 @@ static const size_t CACHE_MAX_BYTES = 64;
 // Sparse caching: text whose pieces never repeat (random CJK + emoji: no hits at all) paid an
 // insert per piece into a cache that grew to 4 MB, only to be emptied. So the cache's hits are
 // counted over windows of CACHE_WINDOW probes; after a window with fewer than one hit in
-// CACHE_SPARSE, only one miss in CACHE_SAMPLE is inserted (the cache keeps learning, smaller),
-// until a window has hits again. Untuned.
+// CACHE_SPARSE, only one piece in CACHE_SAMPLE is looked up, and inserted if it misses (the
+// cache keeps learning, smaller), until a window has hits again. Untuned.
 static const uint32_t CACHE_WINDOW = 4096;
 static const uint32_t CACHE_SPARSE = 32;
 static const uint32_t CACHE_SAMPLE = 16;
@@ -81,21 +81,19 @@ struct alignas(64) Worker {
     std::vector<uint32_t> unknown;  // code points with no base id, in this call
     size_t accounted = 0;           // bytes counted in idle_cache_bytes while idle
     uint32_t probes = 0, hits = 0;  // of `cache`, in this window (CACHE_WINDOW)
-    uint32_t misses = 0;            // while sparse: misses since the last insert
     uint32_t skipped = 0;           // while sparse: pieces since the last probe
     bool sparse = false;            // the last window had almost no hits
 
-    // Notes a probe of `cache`; whether a miss just merged should be inserted.
+    // Notes a probe of `cache`.
     inline void count_probe(bool hit) {
         hits += hit;
         if (++probes < CACHE_WINDOW) return;
         sparse = hits * CACHE_SPARSE < CACHE_WINDOW;
         probes = hits = 0;
     }
-    inline bool insert_miss() { return !sparse || ++misses % CACHE_SAMPLE == 0; }
-    // Whether to probe `cache` for this piece: while sparse, one piece in CACHE_SAMPLE (the
-    // window then counts those probes only), since a probe of a cache that almost never hits
-    // costs a cache miss per piece for nothing.
+    // Whether to probe `cache` for this piece (and insert it on a miss): while sparse, one
+    // piece in CACHE_SAMPLE (the window then counts those probes only), since a probe of a
+    // cache that almost never hits costs a memory miss per piece for nothing.
     inline bool probe_cache() { return !sparse || ++skipped % CACHE_SAMPLE == 0; }
 
     size_t bytes() const {
