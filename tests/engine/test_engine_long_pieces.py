@@ -1,8 +1,11 @@
-"""Long pieces in the compiled encoder: the rank buckets of ``merge.hpp`` (``merge_long``)
-against ``reference.merge_by_rank``, for every rule, at lengths on both sides of each threshold
-the engine uses:
+"""Long pieces in the compiled encoder: the chunks of ``merge.hpp`` (``merge_chunked``, for
+tiktoken's and HF's rule) and its rank buckets (``merge_long``, for replay) against
+``reference.merge_by_rank``, for every rule, at lengths on both sides of each threshold the
+engine uses:
 
-- ``SHORT_PIECE`` = 64 symbols: up to it the O(n^2) scan, above it the buckets;
+- ``SHORT_PIECE`` = 64 symbols: up to it the O(n^2) scan, above it the chunks or the buckets;
+- ``CHUNK`` = 8 symbols, joined at seams that are checked (tests/native/test_engine.cpp runs
+  chunks of 1 to 8 symbols and the fall-back to the buckets);
 - 256 slots in the rank -> bucket table, grown when a piece has more than 128 distinct ranks;
 - ``WALK_AHEAD`` = 8 merges whose pairs are loaded early (a guess that must never change ids);
 - 2**16 symbols, where the engine used to switch to a second long-piece strategy (kept as a

@@ -402,6 +402,58 @@ static void test_bucket_walk_steps_back() {
     }
 }
 
+// merge_chunked<Chunk> against the oracle under tiktoken's rule: chunks of 1 to 8 symbols, so
+// that nearly every piece has seams, many of which fail and give ids back; when the window
+// outgrows 8 chunks it must say so and leave the symbols as they were.
+template <size_t Chunk> static bool run_chunked(const PairTable& table, Ids& ids) {
+    MergeScratch scratch;
+    scratch.symbols = ids;
+    bool done = merge_chunked<Chunk>(table, scratch);
+    ids = scratch.symbols;
+    return done;
+}
+
+static void test_chunked_merge() {
+    // 16 zeros make one token: with 1-symbol chunks the window (8) is too small, with 8 it is not
+    std::vector<Rule> doubling = {{0, 0, 0, 1}, {1, 1, 1, 2}, {2, 2, 2, 3}, {3, 3, 3, 4}};
+    PairTable tree = table_of(doubling);
+    Ids zeros(40, 0), ids = zeros;
+    assert(!run_chunked<1>(tree, ids) && ids == zeros);
+    assert(run_chunked<8>(tree, ids) && ids == merge_naive(doubling, false, zeros));
+
+    std::mt19937 random(777);
+    size_t chunked = 0, given_up = 0;
+    for (int trial = 0; trial < 600; ++trial) {
+        std::vector<Rule> rs;
+        std::set<std::pair<uint32_t, uint32_t>> seen;
+        uint32_t next_id = 4, rules_wanted = 1 + random() % 14;
+        std::vector<uint32_t> ranks(rules_wanted);
+        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
+        std::shuffle(ranks.begin(), ranks.end(), random);
+        for (uint32_t k = 0; k < rules_wanted; ++k) {
+            uint32_t left = random() % next_id, right = random() % next_id;
+            if (seen.count({left, right})) continue;
+            seen.insert({left, right});
+            rs.push_back({left, right, ranks[k], next_id++});
+        }
+        PairTable table = table_of(rs);
+        Ids piece(1 + random() % 200);
+        for (uint32_t& id : piece) id = random() % 4;
+        Ids expected = merge_naive(rs, false, piece);
+        Ids a = piece, b = piece, c = piece, d = piece;
+        for (auto [done, ids] : {std::pair<bool, Ids*>{run_chunked<1>(table, a), &a}, {run_chunked<2>(table, b), &b},
+                                 {run_chunked<3>(table, c), &c}, {run_chunked<8>(table, d), &d}}) {
+            if (done) ++chunked, assert(*ids == expected);
+            else ++given_up, assert(*ids == piece);
+        }
+        MergeScratch scratch;  // and the dispatcher, whichever way it goes
+        scratch.symbols = piece;
+        merge_symbols(table, false, scratch);
+        assert(scratch.symbols == expected);
+    }
+    assert(chunked > given_up);  // random rules seldom make tokens of more than 8 chunks
+}
+
 static void test_hashing_8_to_25_bytes() {
     uint8_t base[32];
     for (size_t i = 0; i < sizeof base; ++i) base[i] = uint8_t(0x30 + i);
@@ -593,6 +645,7 @@ int main() {
     test_word_keys_and_map();
     test_cut_spans();
     test_bucket_walk_steps_back();
+    test_chunked_merge();
     test_hashing_8_to_25_bytes();
     test_threads_carry_errors();
     test_share_out_items();

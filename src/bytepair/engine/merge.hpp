@@ -4,14 +4,17 @@
 // `monotonic`, a pair only at a rank above the one just applied, which is exactly replaying a
 // merge list in order, reference.encode_piece).
 //
-// Two strategies, which pick the same merge at every step (the tests cross the threshold, for
-// every rule):
+// Three strategies, which give the same ids (the tests cross each threshold, for every rule):
 // - Short pieces (<= SHORT_PIECE symbols, nearly all of them): tiktoken's O(n^2) scan over a
 //   small array (`merge_short`).
-// - Longer ones: a linked list with one bucket of positions per rank that occurs, O(n + merges
-//   + d log d) for d distinct ranks (`merge_long`): about 30 ns of CPU per character on
-//   'x' * n with cl100k at every n from 1,000 to 256,000, 45-135 on random letters (one
-//   process, best of 15; bench/run.py --only pieces has the ratios to the peers).
+// - Longer ones under tiktoken's and HF's rule: chunks of CHUNK symbols, each merged by the
+//   scan and joined at seams that are checked (`merge_chunked`): O(n); cl100k, one piece of
+//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n, 16-42 on random letters (the
+//   longer the piece, the more of its pairs miss the CPU caches).
+// - Longer ones in replay, and any piece whose seams keep failing: a linked list with one
+//   bucket of positions per rank that occurs, O(n + merges + d log d) for d distinct ranks
+//   (`merge_long`): about 20 ns per character on 'x' * n, 30-47 on random letters.
+// (One process, best of 5 by CPU time; bench/run.py --only pieces has the ratios to the peers.)
 #pragma once
 
 #include <algorithm>
@@ -92,20 +95,44 @@ struct RankBuckets {
     }
 };
 
+// An element of the O(n^2) scan: a symbol and the pair that starts at it (`merge_array`).
+struct ShortSymbol {
+    static const bool spans = false;
+    uint32_t id, rank, merged;
+};
+// The same, with how many initial symbols the id covers: the chunked merge needs to know
+// where its last token starts.
+struct SpanSymbol {
+    static const bool spans = true;
+    uint32_t id, rank, merged, length;
+};
+
+// Seams of the chunked merge already checked (seam_holds), for one pair table.
+struct SeamMemo {
+    static const size_t SIZE = 256;
+    const PairTable* table = nullptr;
+    uint64_t keys[SIZE];  // (left id << 32 | right id) + 1; 0: empty
+    bool held[SIZE];
+    void clear(const PairTable* for_table) {
+        table = for_table;
+        std::fill(keys, keys + SIZE, 0);
+    }
+};
+
 // One thread's merging buffers, reused from piece to piece (allocation-free when warm).
 // `symbols` holds the piece's ids: the initial symbols before a merge, the result after.
 struct MergeScratch {
     std::vector<uint32_t> symbols, ranks, merged;  // long pieces: ranks, merged ids per pair
     std::vector<uint32_t> next, prev;              // long pieces: the linked list
     RankBuckets buckets;                           // long pieces: what merges next
-    struct Short {
-        uint32_t id, rank, merged;  // a symbol, and the pair that starts at it
-    };
-    std::vector<Short> short_symbols;              // short pieces
+    std::vector<ShortSymbol> short_symbols;        // short pieces
+    std::vector<SpanSymbol> chunk, seam, done;     // long pieces in chunks (merge_chunked)
+    SeamMemo seams;
 
     size_t bytes() const {
         return (symbols.capacity() + ranks.capacity() + merged.capacity() + next.capacity() +
-                prev.capacity()) * sizeof(uint32_t) + short_symbols.capacity() * sizeof(Short) + buckets.bytes();
+                prev.capacity()) * sizeof(uint32_t) + short_symbols.capacity() * sizeof(ShortSymbol) +
+               (chunk.capacity() + seam.capacity() + done.capacity()) * sizeof(SpanSymbol) + buckets.bytes();
     }
     // Gives back buffers grown past `keep` elements (a huge piece's), keeping small ones warm.
     void trim(size_t keep) noexcept {
@@ -114,30 +141,32 @@ struct MergeScratch {
         if (merged.capacity() > keep) std::vector<uint32_t>().swap(merged);
         if (next.capacity() > keep) std::vector<uint32_t>().swap(next);
         if (prev.capacity() > keep) std::vector<uint32_t>().swap(prev);
-        if (short_symbols.capacity() > keep) std::vector<Short>().swap(short_symbols);
+        if (short_symbols.capacity() > keep) std::vector<ShortSymbol>().swap(short_symbols);
+        if (chunk.capacity() > keep) std::vector<SpanSymbol>().swap(chunk);
+        if (seam.capacity() > keep) std::vector<SpanSymbol>().swap(seam);
+        if (done.capacity() > keep) std::vector<SpanSymbol>().swap(done);
         buckets.trim(keep);
     }
 };
 
 // Lowest (rank, position) first over a small array: tiktoken's byte_pair_merge, O(n^2).
+// Merges the n symbols `ids` into `s` (room for n elements) and returns how many are left.
 // Each symbol with its pair's rank and merged id in one element, so that a merge moves the
 // tail with one memmove, not three (the three were 5.5% of encoding time on random CJK text).
-inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    std::vector<uint32_t>& ids = w.symbols;
-    size_t n = ids.size();
-    if (n < 2) return;
-    std::vector<MergeScratch::Short>& syms = w.short_symbols;  // syms[i].rank: (ids[i], ids[i+1])
-    if (syms.size() < n) syms.resize(n);
-    MergeScratch::Short* s = syms.data();
+template <class Element>
+inline size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
+    if (n == 0) return 0;
     // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
     // once rather than waiting for each in turn
     for (size_t i = 0; i + 1 < n; ++i) pairs.prefetch(ids[i], ids[i + 1]);
     for (size_t i = 0; i + 1 < n; ++i) {
         s[i].id = ids[i];
         s[i].rank = pairs.rank_at_least(ids[i], ids[i + 1], 0, &s[i].merged);
+        if constexpr (Element::spans) s[i].length = 1;
     }
     s[n - 1].id = ids[n - 1];
     s[n - 1].rank = NO_RANK;
+    if constexpr (Element::spans) s[n - 1].length = 1;
     while (n > 1) {
         size_t best = 0;
         uint32_t best_rank = s[0].rank;
@@ -148,13 +177,23 @@ inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w)
             }
         if (best_rank == NO_RANK) break;
         s[best].id = s[best].merged;
+        if constexpr (Element::spans) s[best].length += s[best + 1].length;
         // drop symbol best+1 and the pair that started at it
-        std::memmove(s + best + 1, s + best + 2, (n - best - 2) * sizeof(MergeScratch::Short));
+        std::memmove(s + best + 1, s + best + 2, (n - best - 2) * sizeof(Element));
         --n;
         uint32_t floor = monotonic ? best_rank + 1 : 0;  // replay has done rank best_rank
         s[best].rank = best + 1 < n ? pairs.rank_at_least(s[best].id, s[best + 1].id, floor, &s[best].merged) : NO_RANK;
         if (best > 0) s[best - 1].rank = pairs.rank_at_least(s[best - 1].id, s[best].id, floor, &s[best - 1].merged);
     }
+    return n;
+}
+
+inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w) {
+    std::vector<uint32_t>& ids = w.symbols;
+    if (ids.size() < 2) return;
+    if (w.short_symbols.size() < ids.size()) w.short_symbols.resize(ids.size());
+    ShortSymbol* s = w.short_symbols.data();
+    size_t n = merge_array(pairs, monotonic, ids.data(), ids.size(), s);
     for (size_t i = 0; i < n; ++i) ids[i] = s[i].id;
     ids.resize(n);
 }
@@ -320,10 +359,75 @@ inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) 
     piece.collect();
 }
 
-// Merges w.symbols in place, choosing the strategy by length.
+// Long pieces under tiktoken's and HF's rule (the lowest (rank, position) first, no replay
+// order), in chunks of `Chunk` symbols: each chunk merged alone by the scan, then joined to
+// the ids before it. Why that is exact: the ids the rule gives for a text stay its ids when
+// cut between two of them (no merge crossed the cut), and two such sequences join into one
+// whenever their seam, the last id of one and the first of the other merged alone, stays those
+// two ids (the whole's merges are then the two parts' merges interleaved); this is the bpe
+// crate's argument (github/rust-gems, crates/bpe/README.md, corollaries II and III). A seam
+// that merges otherwise gives its left id back to the chunk, which is merged again.
+// Replay (`monotonic`) orders merges by the last rank applied, which no part knows, so it
+// stays on merge_long; so does a piece whose seams keep failing (false: a window past
+// 8 chunks; w.symbols is then untouched).
+// CHUNK = 8, measured (cl100k, random letters, ns per character at 1,000 / 4,000 / 64,000
+// symbols; merge_long: 30 / 46 / 45): 8: 17 / 29 / 41; 16: 17 / 35 / 47; 32: 36 / 46 / 55;
+// 64: 56 / 64 / 69. Larger chunks pay the scan's O(Chunk) per merge, smaller ones more seams.
+static const size_t CHUNK = 8;
+
+// Whether the ids a, b (a's symbols start at `symbols`) merge alone into themselves,
+// remembered per pair of ids: one piece meets the same seams again and again when it
+// repeats itself ('x' * n: one seam, of two long tokens).
+inline bool seam_holds(const PairTable& pairs, const uint32_t* symbols, const SpanSymbol& a, const SpanSymbol& b,
+                       MergeScratch& w) {
+    SeamMemo& memo = w.seams;
+    if (memo.table != &pairs) memo.clear(&pairs);
+    uint64_t key = (uint64_t(a.id) << 32 | b.id) + 1;
+    size_t slot = size_t((key * 0x9E3779B97F4A7C15ull) >> 56) % SeamMemo::SIZE;
+    if (memo.keys[slot] == key) return memo.held[slot];
+    size_t length = size_t(a.length) + b.length;
+    if (w.seam.size() < length) w.seam.resize(length);
+    SpanSymbol* s = w.seam.data();
+    bool held = merge_array(pairs, false, symbols, length, s) == 2 && s[0].id == a.id && s[1].id == b.id;
+    memo.keys[slot] = key;
+    memo.held[slot] = held;
+    return held;
+}
+
+template <size_t Chunk = CHUNK>
+inline bool merge_chunked(const PairTable& pairs, MergeScratch& w) {
+    const uint32_t* ids = w.symbols.data();
+    size_t n = w.symbols.size();
+    const size_t window = 8 * Chunk;
+    if (w.chunk.size() < window) w.chunk.resize(window);
+    std::vector<SpanSymbol>& done = w.done;
+    done.clear();
+    for (size_t pos = 0; pos < n;) {
+        size_t start = pos, end = n - pos < Chunk + Chunk / 2 ? n : pos + Chunk;  // no short last chunk
+        for (;;) {
+            if (end - start > window) return false;
+            size_t m = merge_array(pairs, false, ids + start, end - start, w.chunk.data());
+            if (done.empty() || seam_holds(pairs, ids + start - done.back().length, done.back(), w.chunk[0], w)) {
+                done.insert(done.end(), w.chunk.begin(), w.chunk.begin() + m);
+                break;
+            }
+            start -= done.back().length;
+            done.pop_back();
+        }
+        pos = end;
+    }
+    for (size_t i = 0; i < done.size(); ++i) w.symbols[i] = done[i].id;
+    w.symbols.resize(done.size());
+    return true;
+}
+
+// Merges w.symbols in place, choosing the strategy by length and rule.
 inline void merge_symbols(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    if (w.symbols.size() > SHORT_PIECE) merge_long(pairs, monotonic, w);
-    else if (w.symbols.size() > 1) merge_short(pairs, monotonic, w);
+    if (w.symbols.size() > SHORT_PIECE) {
+        if (monotonic || !merge_chunked(pairs, w)) merge_long(pairs, monotonic, w);
+    } else if (w.symbols.size() > 1) {
+        merge_short(pairs, monotonic, w);
+    }
 }
 
 }  // namespace bp
