@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import os
 import random
-import re
 import sysconfig
 from dataclasses import dataclass
 from functools import cached_property
@@ -106,13 +105,6 @@ def _udhr_text():
     if not files:
         raise CorpusUnavailable(f"{folder} has no .txt files (set BYTEPAIR_DATA to the data folder)")
     return "".join(_read(f) for f in files)
-
-
-def wikitext_sections(text):
-    """WikiText-2 cut before each heading line (`` = Title = ``, `` = = Section = = ``): 6,212
-    documents of its train split, the "articles" of the engine issue's thread figures."""
-    starts = [m.start() for m in re.finditer(r"(?m)^ = .* = \n", text)]
-    return [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)]) if text[a:b]]
 
 
 def cjk_emoji_text(words=120_000, seed=0):

@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import resource
 import subprocess
 import sys
@@ -34,6 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
+from bytepair.datasets import split_articles
+
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("BYTEPAIR_DATA", ROOT.parent / "shared" / "data"))
 TIKTOKEN_NAMES = {"gpt2": "gpt2", "cl100k_base": "cl100k_base", "o200k_base": "o200k_base"}
@@ -41,9 +42,7 @@ TIKTOKEN_NAMES = {"gpt2": "gpt2", "cl100k_base": "cl100k_base", "o200k_base": "o
 
 def articles(path):
     """WikiText-2's articles: a top-level heading line `` = Title = `` starts each one."""
-    text = path.read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.MULTILINE)]
-    return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
+    return split_articles(path.read_text(encoding="utf-8"))
 
 
 def build_corpus(folder, megabytes):

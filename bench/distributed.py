@@ -23,11 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
 from pathlib import Path
+
+from bytepair.datasets import split_articles
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = Path(os.environ.get("BYTEPAIR_DATA", ROOT.parent / "shared" / "data"))
@@ -35,8 +36,7 @@ DATA = Path(os.environ.get("BYTEPAIR_DATA", ROOT.parent / "shared" / "data"))
 
 def documents(megabytes):
     text = (DATA / "wikitext-2" / "train.txt").read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"(?m)^ = [^=\n].* = \n", text)]
-    articles = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)]) if text[a:b]]
+    articles = split_articles(text)
     found, size = [], 0
     while size < megabytes * 1e6:
         for article in articles:

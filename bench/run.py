@@ -832,7 +832,7 @@ THREAD_RUNS = 5
 
 def section_threads(bench, peers):
     """Two threads (every core) against one, in one process: each library's batch API on
-    WikiText-2 train cut into its 6,212 sections (``corpora.wikitext_sections``), cl100k, after
+    WikiText-2 train cut into its 6,212 sections (``bytepair.datasets.split_articles``), cl100k, after
     a warm-up call on each thread count (so both find warm caches), ``THREAD_RUNS`` runs of
     each in turn, the fastest kept. The ratio is the one-thread time over the all-core time;
     the ids must equal bytepair's."""
@@ -840,8 +840,10 @@ def section_threads(bench, peers):
     if cores < 2:
         print("skipping threads: one core", file=sys.stderr)
         return
+    from bytepair.datasets import split_articles
+
     try:
-        documents = corpora.wikitext_sections(corpora.read_data_text("wikitext-2/train.txt"))
+        documents = split_articles(corpora.read_data_text("wikitext-2/train.txt"), sections=True)
     except corpora.CorpusUnavailable as error:
         print(f"skipping threads: {error}", file=sys.stderr)
         return

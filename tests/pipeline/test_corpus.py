@@ -19,6 +19,7 @@ import pytest
 
 from bytepair import train
 from bytepair.cli import main
+from bytepair.datasets import split_articles
 from bytepair.datasets.corpus import SplitChooser, encode_corpus
 from bytepair.datasets.shards import open_shards
 from bytepair.errors import DocumentError, PreparedDataError, UsageError
@@ -450,12 +451,8 @@ def test_killed_at_a_random_moment_then_resumed_gives_identical_shards(tmp_path,
 
 
 def _wikitext_articles(limit=None):
-    import re
-
     text = (DATA / "wikitext-2" / "valid.txt").read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"^ = [^=\n].* = \n", text, flags=re.MULTILINE)]
-    docs = [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
-    return docs[:limit]
+    return split_articles(text)[:limit]
 
 
 @pytest.mark.data

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import signal
 import threading
 import time
@@ -18,6 +17,7 @@ import pytest
 
 import bytepair
 from bytepair.datasets import shards as shards_module
+from bytepair.datasets import split_articles
 from bytepair.datasets.corpus import encode_corpus
 from datafiles import data_file
 from generated import wikitext_like
@@ -66,7 +66,7 @@ def quiet():
 @pytest.fixture(scope="module")
 def small(tmp_path_factory):
     text = wikitext_like(60_000, seed=3)
-    documents = [d for d in re.split(r"(?m)^(?= = [^=])", text) if d]
+    documents = split_articles(text)
     folder = write_shards(tmp_path_factory.mktemp("small") / "shards", documents, 4)
     return folder, documents
 
@@ -168,8 +168,7 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
 @pytest.fixture(scope="module")
 def wikitext(tmp_path_factory):
     text = data_file("wikitext-2", "train.txt").read_text(encoding="utf-8")
-    starts = [m.start() for m in re.finditer(r"(?m)^ = [^=\n].* = \n", text)]
-    documents = [text[a:b] for a, b in zip([0, *starts], [*starts, len(text)]) if text[a:b]]
+    documents = split_articles(text)
     return write_shards(tmp_path_factory.mktemp("wikitext") / "shards", documents, 16), documents
 
 

@@ -26,7 +26,14 @@ from bytepair import reference
 from bytepair.datasets import wikitext
 from bytepair.datasets.blocks import SplitSource, barrier_cut, newline_cut, read_file_blocks, safe_cut
 from bytepair.datasets.errors import ChecksumError, DatasetError, DownloadError
-from bytepair.datasets.wikitext import clean_text, download_wikitext, find_split_files, is_heading, load_wikitext
+from bytepair.datasets.wikitext import (
+    clean_text,
+    download_wikitext,
+    find_split_files,
+    is_heading,
+    load_wikitext,
+    split_articles,
+)
 from bytepair.train import train
 from datafiles import data_dir, data_file
 
@@ -181,6 +188,29 @@ def test_cleaning_in_blocks_cut_at_newlines_equals_cleaning_whole(lines, cut, cl
 def test_cleaning_twice_changes_nothing_more(lines):
     once = clean_text("\n".join(lines))
     assert clean_text(once) == once
+
+
+# -- articles -----------------------------------------------------------------------------------
+
+
+def test_articles_start_at_top_level_headings_and_join_back_into_the_text():
+    text = " \n = Alpha = \n one \n = = Part = = \n two \n = Beta = \n three \n a = b = c \n"
+    articles = split_articles(text)
+    assert articles == [" \n", " = Alpha = \n one \n = = Part = = \n two \n", " = Beta = \n three \n a = b = c \n"]
+    sections = split_articles(text, sections=True)
+    assert sections == [" \n", " = Alpha = \n one \n", " = = Part = = \n two \n", " = Beta = \n three \n a = b = c \n"]
+    assert split_articles("") == [] and split_articles("no heading\n") == ["no heading\n"]
+
+
+@pytest.mark.data
+def test_wikitext2_train_cuts_into_its_629_articles_and_6211_sections():
+    text = data_file("wikitext-2", "train.txt").read_text(encoding="utf-8")
+    articles, sections = split_articles(text), split_articles(text, sections=True)
+    assert "".join(articles) == text and "".join(sections) == text
+    headings = [line for line in text.splitlines() if is_heading(line)]
+    top_level = [line for line in headings if not line.strip().startswith("= =")]
+    assert len(articles) == len(top_level) + 1 == 630  # and the blank line before the first
+    assert len(sections) == len(headings) + 1 == 6_212
 
 
 # -- blocks -------------------------------------------------------------------------------------

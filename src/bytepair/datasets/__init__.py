@@ -1,6 +1,7 @@
 """Corpora for small GPTs: WikiText-2 loading, cleaning and download, encoded splits, sweeps.
 
-- ``wikitext``: find, read, clean and download WikiText-2 (raw and tokens variants);
+- ``wikitext``: find, read, clean and download WikiText-2 (raw and tokens variants), cut it
+  into articles;
 - ``blocks``: read a split block by block and cut blocks where encoding stays exact;
 - ``encode``: encode splits on a thread pool into token files, checking every block;
 - ``prepare``: train, encode every split with the BPE and the character tokenizer, check,
@@ -21,7 +22,7 @@ Example:
 
 from .corpus import encode_corpus
 from .shards import open_shards
-from .wikitext import clean_text, download_wikitext, find_split_files, load_wikitext, write_texts
+from .wikitext import clean_text, download_wikitext, find_split_files, load_wikitext, split_articles, write_texts
 
 __all__ = [
     "clean_text",
@@ -30,5 +31,6 @@ __all__ = [
     "find_split_files",
     "load_wikitext",
     "open_shards",
+    "split_articles",
     "write_texts",
 ]
