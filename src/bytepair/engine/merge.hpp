@@ -153,8 +153,9 @@ struct MergeScratch {
 // Merges the n symbols `ids` into `s` (room for n elements) and returns how many are left.
 // Each symbol with its pair's rank and merged id in one element, so that a merge moves the
 // tail with one memmove, not three (the three were 5.5% of encoding time on random CJK text).
+// Always inlined: merge_short calling it out of line made random CJK text 6% slower.
 template <class Element>
-inline size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
+BP_ALWAYS_INLINE inline size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
     if (n == 0) return 0;
     // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
     // once rather than waiting for each in turn
@@ -421,13 +422,16 @@ inline bool merge_chunked(const PairTable& pairs, MergeScratch& w) {
     return true;
 }
 
+// A piece of more than SHORT_PIECE symbols; kept out of line, so that the short path that
+// nearly every piece takes stays small where it is inlined (UDHR: 7% slower with it inlined).
+BP_NOINLINE inline void merge_long_piece(const PairTable& pairs, bool monotonic, MergeScratch& w) {
+    if (monotonic || !merge_chunked(pairs, w)) merge_long(pairs, monotonic, w);
+}
+
 // Merges w.symbols in place, choosing the strategy by length and rule.
 inline void merge_symbols(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    if (w.symbols.size() > SHORT_PIECE) {
-        if (monotonic || !merge_chunked(pairs, w)) merge_long(pairs, monotonic, w);
-    } else if (w.symbols.size() > 1) {
-        merge_short(pairs, monotonic, w);
-    }
+    if (w.symbols.size() > SHORT_PIECE) merge_long_piece(pairs, monotonic, w);
+    else if (w.symbols.size() > 1) merge_short(pairs, monotonic, w);
 }
 
 }  // namespace bp
