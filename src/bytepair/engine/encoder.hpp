@@ -617,12 +617,14 @@ bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t*
     return true;
 }
 
-// Blocks of 256 without an early exit inside, so that the compiler vectorizes the test.
+// Blocks of 256 without an early exit inside, so that the compiler vectorizes the test. The
+// surrogates are counted, not OR-ed into a bool: GCC left the bool's loop scalar, 3% of
+// encoding time on UDHR (a 4-byte str of 6.4 M characters) in perf.
 template <class C> bool any_surrogate(const C* s, size_t n) {
     for (size_t start = 0; start < n; start += 256) {
         size_t end = std::min(n, start + 256);
-        bool found = false;
-        for (size_t k = start; k < end; ++k) found |= (uint32_t(s[k]) & 0xFFFFF800u) == 0xD800;
+        uint32_t found = 0;
+        for (size_t k = start; k < end; ++k) found += (uint32_t(s[k]) & 0xFFFFF800u) == 0xD800u;
         if (found) return true;
     }
     return false;
