@@ -20,10 +20,12 @@
 #define BP_PREFETCH(address) __builtin_prefetch(address)
 #define BP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define BP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define BP_ALWAYS_INLINE __attribute__((always_inline)) inline
 #else
 #define BP_PREFETCH(address) ((void)(address))
 #define BP_LIKELY(x) (x)
 #define BP_UNLIKELY(x) (x)
+#define BP_ALWAYS_INLINE inline
 #endif
 
 namespace bp {
