@@ -21,13 +21,13 @@
 #define BP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define BP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define BP_NOINLINE __attribute__((noinline))
-#define BP_ALWAYS_INLINE __attribute__((always_inline))
+#define BP_ALWAYS_INLINE __attribute__((always_inline)) inline
 #else
 #define BP_PREFETCH(address) ((void)(address))
 #define BP_LIKELY(x) (x)
 #define BP_UNLIKELY(x) (x)
 #define BP_NOINLINE
-#define BP_ALWAYS_INLINE
+#define BP_ALWAYS_INLINE inline
 #endif
 
 namespace bp {

@@ -155,7 +155,7 @@ struct MergeScratch {
 // tail with one memmove, not three (the three were 5.5% of encoding time on random CJK text).
 // Always inlined: merge_short calling it out of line made random CJK text 6% slower.
 template <class Element>
-BP_ALWAYS_INLINE inline size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
+BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
     if (n == 0) return 0;
     // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
     // once rather than waiting for each in turn
