@@ -9,7 +9,7 @@
 //   small array (`merge_short`).
 // - Longer ones under tiktoken's and HF's rule: chunks of CHUNK symbols, each merged by the
 //   scan and joined at seams that are checked (`merge_chunked`): O(n); cl100k, one piece of
-//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n, 16-42 on random letters (the
+//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n, 16-34 on random letters (the
 //   longer the piece, the more of its pairs miss the CPU caches).
 // - Longer ones in replay, and any piece whose seams keep failing: a linked list with one
 //   bucket of positions per rank that occurs, O(n + merges + d log d) for d distinct ranks
@@ -126,13 +126,13 @@ struct MergeScratch {
     std::vector<uint32_t> next, prev;              // long pieces: the linked list
     RankBuckets buckets;                           // long pieces: what merges next
     std::vector<ShortSymbol> short_symbols;        // short pieces
-    std::vector<SpanSymbol> chunk, seam, done;     // long pieces in chunks (merge_chunked)
+    std::vector<SpanSymbol> chunk, seam, repair, done;  // long pieces in chunks (merge_chunked)
     SeamMemo seams;
 
     size_t bytes() const {
         return (symbols.capacity() + ranks.capacity() + merged.capacity() + next.capacity() +
                 prev.capacity()) * sizeof(uint32_t) + short_symbols.capacity() * sizeof(ShortSymbol) +
-               (chunk.capacity() + seam.capacity() + done.capacity()) * sizeof(SpanSymbol) + buckets.bytes();
+               (chunk.capacity() + seam.capacity() + repair.capacity() + done.capacity()) * sizeof(SpanSymbol) + buckets.bytes();
     }
     // Gives back buffers grown past `keep` elements (a huge piece's), keeping small ones warm.
     void trim(size_t keep) noexcept {
@@ -144,6 +144,7 @@ struct MergeScratch {
         if (short_symbols.capacity() > keep) std::vector<ShortSymbol>().swap(short_symbols);
         if (chunk.capacity() > keep) std::vector<SpanSymbol>().swap(chunk);
         if (seam.capacity() > keep) std::vector<SpanSymbol>().swap(seam);
+        if (repair.capacity() > keep) std::vector<SpanSymbol>().swap(repair);
         if (done.capacity() > keep) std::vector<SpanSymbol>().swap(done);
         buckets.trim(keep);
     }
@@ -371,9 +372,11 @@ inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) 
 // Replay (`monotonic`) orders merges by the last rank applied, which no part knows, so it
 // stays on merge_long; so does a piece whose seams keep failing (false: a window past
 // 8 chunks; w.symbols is then untouched).
-// CHUNK = 8, measured (cl100k, random letters, ns per character at 1,000 / 4,000 / 64,000
-// symbols; merge_long: 30 / 46 / 45): 8: 17 / 29 / 41; 16: 17 / 35 / 47; 32: 36 / 46 / 55;
-// 64: 56 / 64 / 69. Larger chunks pay the scan's O(Chunk) per merge, smaller ones more seams.
+// CHUNK = 8, measured with mended seams (cl100k, random letters, ns per character at 1,000 /
+// 4,000 / 16,000 / 64,000 symbols; merge_long: 30 / 46 / 44 / 45): 6: 18 / 24 / 33 / 35;
+// 8: 16 / 23 / 30 / 34; 12: 15 / 26 / 31 / 35; 16: 14 / 27 / 34 / 36. 8 also keeps 'x' * n at
+// 11 ns, its seams falling between cl100k's runs of x (12 and 6: 28-30 ns, seams mended).
+// Before mending, a failed seam merged its chunk again: 8 symbols took 17 / 29 / 39 / 41.
 static const size_t CHUNK = 8;
 
 // Whether the ids a, b (a's symbols start at `symbols`) merge alone into themselves,
@@ -401,20 +404,33 @@ inline bool merge_chunked(const PairTable& pairs, MergeScratch& w) {
     size_t n = w.symbols.size();
     const size_t window = 8 * Chunk;
     if (w.chunk.size() < window) w.chunk.resize(window);
+    SpanSymbol* part = w.chunk.data();  // the ids of symbols start..end, m of them
     std::vector<SpanSymbol>& done = w.done;
     done.clear();
     for (size_t pos = 0; pos < n;) {
         size_t start = pos, end = n - pos < Chunk + Chunk / 2 ? n : pos + Chunk;  // no short last chunk
-        for (;;) {
-            if (end - start > window) return false;
-            size_t m = merge_array(pairs, false, ids + start, end - start, w.chunk.data());
-            if (done.empty() || seam_holds(pairs, ids + start - done.back().length, done.back(), w.chunk[0], w)) {
-                done.insert(done.end(), w.chunk.begin(), w.chunk.begin() + m);
-                break;
+        size_t m = merge_array(pairs, false, ids + start, end - start, part);
+        while (!done.empty() && !seam_holds(pairs, ids + start - done.back().length, done.back(), part[0], w)) {
+            // The seam's two ids merged alone take their place when that joins the part's
+            // second id (a third of the seams of random letters fail, 2,620 of 7,610 on
+            // 4,000 of them, and most are mended so); else the part is merged again with the
+            // last id given back.
+            size_t from = start - done.back().length, length = done.back().length + part[0].length;
+            if (end - from > window) return false;
+            if (w.repair.size() < length) w.repair.resize(length);
+            SpanSymbol* mended = w.repair.data();
+            size_t k = merge_array(pairs, false, ids + from, length, mended);
+            if (m == 1 || seam_holds(pairs, ids + from + length - mended[k - 1].length, mended[k - 1], part[1], w)) {
+                std::memmove(part + k, part + 1, (m - 1) * sizeof(SpanSymbol));
+                std::copy(mended, mended + k, part);
+                m += k - 1;
+            } else {
+                m = merge_array(pairs, false, ids + from, end - from, part);
             }
-            start -= done.back().length;
+            start = from;
             done.pop_back();
         }
+        done.insert(done.end(), part, part + m);
         pos = end;
     }
     for (size_t i = 0; i < done.size(); ++i) w.symbols[i] = done[i].id;
