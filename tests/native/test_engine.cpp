@@ -87,6 +87,32 @@ static Ids merge_naive(const std::vector<Rule>& rules, bool monotonic, Ids ids) 
     }
 }
 
+// `count` random merge rules over ids 0-3 and the ids they make, with ranks 0..count-1
+// shuffled (so that merges make lower-ranked pairs) or, with `ordered`, in the order drawn. A
+// pair drawn twice is learned again with its first merged id, or skipped with `no_repeats`.
+static std::vector<Rule> random_rules(std::mt19937& random, uint32_t count, bool ordered, bool no_repeats) {
+    std::vector<Rule> rs;
+    std::set<std::pair<uint32_t, uint32_t>> seen;
+    std::vector<uint32_t> ranks(count);
+    for (uint32_t rank = 0; rank < count; ++rank) ranks[rank] = rank;
+    if (!ordered) std::shuffle(ranks.begin(), ranks.end(), random);
+    uint32_t next_id = 4;
+    for (uint32_t k = 0; k < count; ++k) {
+        uint32_t left = random() % next_id, right = random() % next_id;
+        bool again = !seen.insert({left, right}).second;
+        if (again && no_repeats) continue;
+        uint32_t merged = next_id;
+        if (again) {
+            for (const Rule& r : rs)
+                if (r.left == left && r.right == right) merged = r.merged;
+        } else {
+            ++next_id;
+        }
+        rs.push_back({left, right, ordered ? uint32_t(rs.size()) : ranks[k], merged});
+    }
+    return rs;
+}
+
 static Ids run(void (*merge)(const PairTable&, bool, MergeScratch&), const PairTable& table,
                bool monotonic, const Ids& ids) {
     MergeScratch scratch;
@@ -120,25 +146,9 @@ static void test_pair_table_duplicate_ranks() {
 static void check_layout(uint32_t base, uint32_t rank_base, bool offset_rule, bool packed) {
     std::mt19937 random(base ^ rank_base ^ offset_rule);
     for (int trial = 0; trial < 200; ++trial) {
-        std::vector<Rule> rs;
-        std::set<std::pair<uint32_t, uint32_t>> seen;
-        uint32_t next_id = 4, rules_wanted = 1 + random() % 12;
-        std::vector<uint32_t> ranks(rules_wanted);
-        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
-        if (!offset_rule) std::shuffle(ranks.begin(), ranks.end(), random);
-        for (uint32_t k = 0; k < rules_wanted; ++k) {
-            uint32_t left = random() % next_id, right = random() % next_id;
-            if (offset_rule && seen.count({left, right})) continue;  // no pair twice
-            uint32_t merged = next_id;
-            bool again = seen.count({left, right}) > 0;
-            if (again)
-                for (const Rule& r : rs)
-                    if (r.left == base + left && r.right == base + right) merged = r.merged - base;
-            if (!again) ++next_id;
-            seen.insert({left, right});
-            uint32_t rank = offset_rule ? uint32_t(rs.size()) : ranks[k];  // offset: merged = 4 + rank
-            rs.push_back({base + left, base + right, rank_base + rank, base + merged});
-        }
+        // offset: merged = 4 + rank, so no pair twice
+        std::vector<Rule> rs = random_rules(random, 1 + random() % 12, offset_rule, offset_rule);
+        for (Rule& r : rs) r = {base + r.left, base + r.right, rank_base + r.rank, base + r.merged};
         PairTable table = table_of(rs);
         if (base >= 256) assert(table.packed() == packed);
         uint32_t merged = 0;
@@ -374,23 +384,7 @@ static void test_bucket_walk_steps_back() {
     // oracle (merge_short only up to SHORT_PIECE symbols).
     std::mt19937 random(12345);
     for (int trial = 0; trial < 400; ++trial) {
-        std::vector<Rule> rs;
-        std::set<std::pair<uint32_t, uint32_t>> seen;
-        uint32_t next_id = 4, rules_wanted = 1 + random() % 12;
-        std::vector<uint32_t> ranks(rules_wanted);  // shuffled, so that merges make lower-ranked pairs
-        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
-        std::shuffle(ranks.begin(), ranks.end(), random);
-        for (uint32_t k = 0; k < rules_wanted; ++k) {
-            uint32_t left = random() % next_id, right = random() % next_id;
-            bool again = seen.count({left, right}) > 0;  // a pair learned twice: same merged id
-            uint32_t merged = next_id;
-            if (again)
-                for (const Rule& r : rs)
-                    if (r.left == left && r.right == right) merged = r.merged;
-            if (!again) ++next_id;
-            seen.insert({left, right});
-            rs.push_back({left, right, ranks[k], merged});
-        }
+        std::vector<Rule> rs = random_rules(random, 1 + random() % 12, false, false);
         PairTable table = table_of(rs);
         Ids piece(1 + random() % 90);
         for (uint32_t& id : piece) id = random() % 4;
@@ -424,18 +418,7 @@ static void test_chunked_merge() {
     std::mt19937 random(777);
     size_t chunked = 0, given_up = 0;
     for (int trial = 0; trial < 600; ++trial) {
-        std::vector<Rule> rs;
-        std::set<std::pair<uint32_t, uint32_t>> seen;
-        uint32_t next_id = 4, rules_wanted = 1 + random() % 14;
-        std::vector<uint32_t> ranks(rules_wanted);
-        for (uint32_t rank = 0; rank < rules_wanted; ++rank) ranks[rank] = rank;
-        std::shuffle(ranks.begin(), ranks.end(), random);
-        for (uint32_t k = 0; k < rules_wanted; ++k) {
-            uint32_t left = random() % next_id, right = random() % next_id;
-            if (seen.count({left, right})) continue;
-            seen.insert({left, right});
-            rs.push_back({left, right, ranks[k], next_id++});
-        }
+        std::vector<Rule> rs = random_rules(random, 1 + random() % 14, false, true);
         PairTable table = table_of(rs);
         Ids piece(1 + random() % 200);
         for (uint32_t& id : piece) id = random() % 4;
