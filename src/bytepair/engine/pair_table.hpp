@@ -54,12 +54,10 @@ class PairTable {
 
     void reserve(size_t pairs) { staged_.reserve(pairs); }
 
-    // Sorted first so that a pair's ranks meet (15-20 ms of cl100k's 233K derived pairs, most of
-    // the build; inserting unsorted saved it, but the layout choice below reads distinct pairs).
+    // Sorted first so that a pair's ranks meet (by radix: sort_staged; inserting unsorted saved
+    // the sort, but the layout choice below reads distinct pairs).
     void build() {
-        std::sort(staged_.begin(), staged_.end(), [](const Slot& a, const Slot& b) {
-            return a.key != b.key ? a.key < b.key : a.rank < b.rank;
-        });
+        sort_staged();
         dense_.assign(DENSE * DENSE, Dense{NO_RANK, 0});
         choose_layout();
         size_t hashed = 0;
@@ -211,6 +209,38 @@ class PairTable {
     }
     inline uint32_t merged_of_rank(uint32_t rank) const {
         return rank_merged_.empty() ? rank + offset_ : rank_merged_[rank];
+    }
+
+    // staged_ by (key, rank). When ids and ranks fit 21 bits, (left, right, rank) is one 63-bit
+    // number, sorted by a stable LSD radix sort in 16-bit digits instead of std::sort: loading
+    // cl100k 86-89 -> 73-75 ms, o200k 183-187 -> 162-168 ms (process time, best of 5).
+    void sort_staged() {
+        uint32_t top = 0;
+        for (const Slot& e : staged_) top |= uint32_t(e.key >> 32) | uint32_t(e.key) | e.rank;
+        if (top > PACKED_ID_LIMIT || staged_.size() < 4096) {
+            std::sort(staged_.begin(), staged_.end(), [](const Slot& a, const Slot& b) {
+                return a.key != b.key ? a.key < b.key : a.rank < b.rank;
+            });
+            return;
+        }
+        auto order = [](const Slot& e) {
+            return (uint64_t(e.key >> 32) << 42) | (uint64_t(uint32_t(e.key)) << 21) | e.rank;
+        };
+        std::vector<Slot> other(staged_.size());
+        std::vector<size_t> count(size_t(1) << 16);
+        for (int d = 0; d < 4; ++d) {
+            std::fill(count.begin(), count.end(), 0);
+            for (const Slot& e : staged_) ++count[(order(e) >> (16 * d)) & 0xFFFF];
+            if (count[(order(staged_[0]) >> (16 * d)) & 0xFFFF] == staged_.size()) continue;
+            size_t sum = 0;
+            for (size_t& c : count) {
+                size_t here = c;
+                c = sum;
+                sum += here;
+            }
+            for (const Slot& e : staged_) other[count[(order(e) >> (16 * d)) & 0xFFFF]++] = e;
+            staged_.swap(other);
+        }
     }
 
     // Packed slots when every hashed pair's ids and rank fit and each lowest rank has one
