@@ -22,7 +22,12 @@
 // sit in a side map and are found by `rank_at_least`, which replay ("monotonic") merging asks
 // with a floor above the rank it has just applied.
 //
-// Use: add() every pair, then build() once, then look up from any number of threads.
+// Under tiktoken's rule the encoder keeps, of each token's splits, only the one that merging the
+// token's bytes ends with (EncoderCore::keep_last_merges, through retain()): the others can
+// never merge, and the table halves.
+//
+// Use: add() every pair, then build() once (and retain() if wanted), then look up from any
+// number of threads.
 #pragma once
 
 #include <algorithm>
@@ -95,6 +100,48 @@ class PairTable {
             }
         }
         std::vector<Slot>().swap(staged_);
+    }
+
+    // After build(): keeps the hashed pairs for which keep(left, right, lowest rank) holds
+    // (a pair's later ranks stay in the side map); slots and filter sized for what is left.
+    template <class Keep> void retain(Keep&& keep) {
+        std::vector<Slot> kept;
+        if (packed_) {
+            for (uint64_t s : packed_slots_) {
+                if (s == PACKED_EMPTY) continue;
+                uint64_t pk = s >> 22;
+                uint32_t left = uint32_t(pk >> 21), right = uint32_t(pk & PACKED_ID_LIMIT), rank = uint32_t(s & PACKED_RANK);
+                if (keep(left, right, rank)) kept.push_back({pk, uint32_t(s & ((1ULL << 22) - 1)), 0});
+            }
+        } else {
+            for (const Slot& s : slots_)
+                if (s.key != EMPTY && keep(uint32_t(s.key >> 32), uint32_t(s.key), s.rank)) kept.push_back(s);
+        }
+        size_t size = 16;
+        while (size < 2 * kept.size()) size <<= 1;
+        mask_ = size - 1;
+        filter_.size_for(kept.size(), FILTER_BITS_PER_PAIR);
+        if (packed_) {
+            std::vector<uint64_t, HugePageAllocator<uint64_t>>().swap(packed_slots_);
+            packed_slots_.assign(size, PACKED_EMPTY);
+            for (const Slot& e : kept) {  // key: the packed key; rank: rank and MORE
+                uint64_t h = mix64(e.key);
+                filter_.add(h);
+                size_t i = h & mask_;
+                while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
+                packed_slots_[i] = (e.key << 22) | e.rank;
+            }
+        } else {
+            std::vector<Slot, HugePageAllocator<Slot>>().swap(slots_);
+            slots_.assign(size, Slot{EMPTY, 0, 0});
+            for (const Slot& e : kept) {
+                uint64_t h = mix64(e.key);
+                filter_.add(h);
+                size_t i = h & mask_;
+                while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
+                slots_[i] = e;
+            }
+        }
     }
 
     // The smallest rank >= floor of the pair, and its merged id; NO_RANK if none.
