@@ -199,6 +199,25 @@ static void test_pair_table_layouts() {
 
 // The pair filter: no pair of the table is turned away (else a merge would be missed), and
 // most absent pairs are (else it saves nothing), in both hashed layouts.
+// retain() keeps exactly the pairs it is told to, with their ranks, merged ids and later
+// ranks, in both hashed layouts and for many pairs (the table and filter sized anew).
+static void test_pair_table_retain() {
+    for (uint32_t base : {1000u, 1u << 22}) {  // packed slots; 16-byte slots
+        std::vector<Rule> rs;
+        for (uint32_t k = 0; k < 20000; ++k) rs.push_back({base + k, base + (k * 7) % 20000, k, base + 20000 + k});
+        rs.push_back({base + 3, base + 21, 30000, base + 20003});  // (3, 21): ranks 3 and 30000
+        PairTable table = table_of(rs);
+        table.retain([base](uint32_t left, uint32_t, uint32_t) { return (left - base) % 3 == 0; });
+        uint32_t merged = 0;
+        for (uint32_t k = 0; k < 20000; ++k) {
+            uint32_t rank = table.rank_at_least(base + k, base + (k * 7) % 20000, 0, &merged);
+            if (k % 3 == 0) assert(rank == k && merged == base + 20000 + k);
+            else assert(rank == NO_RANK);
+        }
+        assert(table.rank_at_least(base + 3, base + 21, 4, &merged) == 30000);
+    }
+}
+
 static void test_pair_filter() {
     for (uint32_t base : {1000u, 1u << 22}) {  // packed slots; 16-byte slots
         std::mt19937 random(base);
@@ -624,6 +643,7 @@ int main() {
     test_pair_table_duplicate_ranks();
     test_pair_table_layouts();
     test_pair_filter();
+    test_pair_table_retain();
     test_map_growth();
     test_word_keys_and_map();
     test_cut_spans();

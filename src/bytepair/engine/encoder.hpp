@@ -231,29 +231,16 @@ struct EncoderCore {
         // keep every split (a token that its bytes do not merge into, e.g. a second token of
         // the same bytes)
         std::vector<uint64_t> last(top, ~0ULL);
-        std::vector<ShortSymbol> sym;
-        const PairTable& full = pairs;
+        std::vector<uint32_t> ids;
+        std::vector<ShortSymbol> merged;
         for (const TokenRef& t : split_tokens) {
             if (t.id >= top || count[t.id] < 2) continue;
-            size_t n = t.length;
-            sym.resize(n);
-            for (size_t j = 0; j < n; ++j) sym[j].id = base_byte[t.bytes[j]];
-            for (size_t j = 0; j + 1 < n; ++j) sym[j].rank = full.rank_at_least(sym[j].id, sym[j + 1].id, 0, &sym[j].merged);
-            sym[n - 1].rank = NO_RANK;
+            ids.resize(t.length);
+            for (size_t j = 0; j < t.length; ++j) ids[j] = base_byte[t.bytes[j]];
+            merged.resize(t.length);
             uint64_t pair = ~0ULL;
-            while (n > 1) {
-                size_t best = 0;
-                for (size_t i = 1; i + 1 < n; ++i)
-                    if (sym[i].rank < sym[best].rank) best = i;
-                if (sym[best].rank == NO_RANK) break;
-                pair = (uint64_t(sym[best].id) << 32) | sym[best + 1].id;
-                sym[best].id = sym[best].merged;
-                sym.erase(sym.begin() + best + 1);
-                --n;
-                sym[best].rank = best + 1 < n ? full.rank_at_least(sym[best].id, sym[best + 1].id, 0, &sym[best].merged) : NO_RANK;
-                if (best > 0) sym[best - 1].rank = full.rank_at_least(sym[best - 1].id, sym[best].id, 0, &sym[best - 1].merged);
-            }
-            if (n == 1 && sym[0].id == t.id) last[t.id] = pair;
+            if (merge_array(pairs, false, ids.data(), t.length, merged.data(), &pair) == 1 && merged[0].id == t.id)
+                last[t.id] = pair;
         }
         pairs.retain([&last, top](uint32_t left, uint32_t right, uint32_t rank) {
             return rank >= top || last[rank] == ~0ULL || last[rank] == ((uint64_t(left) << 32) | right);

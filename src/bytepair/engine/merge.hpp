@@ -151,12 +151,14 @@ struct MergeScratch {
 };
 
 // Lowest (rank, position) first over a small array: tiktoken's byte_pair_merge, O(n^2).
-// Merges the n symbols `ids` into `s` (room for n elements) and returns how many are left.
+// Merges the n symbols `ids` into `s` (room for n elements) and returns how many are left;
+// `last_pair`, if given, gets the last pair merged (left << 32 | right).
 // Each symbol with its pair's rank and merged id in one element, so that a merge moves the
 // tail with one memmove, not three (the three were 5.5% of encoding time on random CJK text).
 // Always inlined: merge_short calling it out of line made random CJK text 6% slower.
 template <class Element>
-BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s) {
+BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s,
+                                     uint64_t* last_pair = nullptr) {
     if (n == 0) return 0;
     // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
     // once rather than waiting for each in turn
@@ -178,6 +180,7 @@ BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, cons
                 best = i;
             }
         if (best_rank == NO_RANK) break;
+        if (last_pair) *last_pair = (uint64_t(s[best].id) << 32) | s[best + 1].id;
         s[best].id = s[best].merged;
         if constexpr (Element::spans) s[best].length += s[best + 1].length;
         // drop symbol best+1 and the pair that started at it
