@@ -43,22 +43,29 @@ namespace bp {
 
 static const uint32_t NO_ID = 0xFFFFFFFFu;
 
-inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
+// The UTF-8 of code point c as a number, its first byte lowest, and its length in bytes.
+inline uint32_t utf8_of(uint32_t c, unsigned& bytes) {
     if (c < 0x80) {
-        *o++ = uint8_t(c);
-    } else if (c < 0x800) {
-        *o++ = uint8_t(0xC0 | (c >> 6));
-        *o++ = uint8_t(0x80 | (c & 0x3F));
-    } else if (c < 0x10000) {
-        *o++ = uint8_t(0xE0 | (c >> 12));
-        *o++ = uint8_t(0x80 | ((c >> 6) & 0x3F));
-        *o++ = uint8_t(0x80 | (c & 0x3F));
-    } else {
-        *o++ = uint8_t(0xF0 | (c >> 18));
-        *o++ = uint8_t(0x80 | ((c >> 12) & 0x3F));
-        *o++ = uint8_t(0x80 | ((c >> 6) & 0x3F));
-        *o++ = uint8_t(0x80 | (c & 0x3F));
+        bytes = 1;
+        return c;
     }
+    if (c < 0x800) {
+        bytes = 2;
+        return (0xC0 | (c >> 6)) | (0x80 | (c & 0x3F)) << 8;
+    }
+    if (c < 0x10000) {
+        bytes = 3;
+        return (0xE0 | (c >> 12)) | (0x80 | ((c >> 6) & 0x3F)) << 8 | (0x80 | (c & 0x3F)) << 16;
+    }
+    bytes = 4;
+    return (0xF0 | (c >> 18)) | (0x80 | ((c >> 12) & 0x3F)) << 8 | (0x80 | ((c >> 6) & 0x3F)) << 16 |
+           (0x80 | (c & 0x3F)) << 24;
+}
+
+inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
+    unsigned bytes;
+    uint32_t u = utf8_of(c, bytes);
+    for (unsigned k = 0; k < bytes; ++k) *o++ = uint8_t(u >> (8 * k));
     return o;
 }
 
@@ -85,20 +92,9 @@ template <class C> inline bool pack_utf8(const C* p, size_t len, ShortKey& key) 
     unsigned bits = 0;    // bits of `cur` in use
     unsigned words = 0;   // words of the key filled
     for (size_t k = 0; k < len; ++k) {
-        uint32_t c = uint32_t(p[k]);
-        uint64_t u;  // the character's UTF-8, first byte lowest
-        unsigned n;  // its bits
-        if (c < 0x80) {
-            u = c, n = 8;
-        } else if (c < 0x800) {
-            u = (0xC0 | (c >> 6)) | (0x80 | (c & 0x3F)) << 8, n = 16;
-        } else if (c < 0x10000) {
-            u = (0xE0 | (c >> 12)) | (0x80 | ((c >> 6) & 0x3F)) << 8 | (0x80 | (c & 0x3F)) << 16, n = 24;
-        } else {
-            u = (0xF0 | (c >> 18)) | (0x80 | ((c >> 12) & 0x3F)) << 8 | (0x80 | ((c >> 6) & 0x3F)) << 16 |
-                uint64_t(0x80 | (c & 0x3F)) << 24;
-            n = 32;
-        }
+        unsigned bytes;
+        uint64_t u = utf8_of(uint32_t(p[k]), bytes);  // the character's UTF-8, first byte lowest
+        unsigned n = 8 * bytes;                        // its bits
         if (64 * words + bits + n > 8 * SHORT_KEY) return false;
         cur |= u << bits;
         bits += n;
@@ -190,9 +186,10 @@ struct EncoderCore {
     void reserve_tokens(size_t n) { short_vocab.reserve(n); }
 
     void finish() {
-        if (token_splits) add_token_splits();
+        std::vector<uint32_t> split_count;
+        if (token_splits) split_count = add_token_splits();
         pairs.build();
-        if (token_splits) keep_last_merges();
+        if (token_splits) keep_last_merges(split_count);
         std::vector<TokenRef>().swap(split_tokens);
         if (char_mode && !whole_piece) {
             std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
@@ -205,16 +202,17 @@ struct EncoderCore {
 
     // cl100k: 52-59 ms with the derivation and the pair table's build, against 119-160 ms
     // when both sides of each cut were looked up in the whole-piece table (process time).
-    void add_token_splits() {
+    // Returns how many splits each whole id has.
+    std::vector<uint32_t> add_token_splits() {
         pairs.reserve(3 * split_tokens.size());  // cl100k: 2.3 pairs a token; untuned
-        split_count.assign(split_tokens.size() + 1, 0);
-        for_each_token_split(split_tokens, [this](uint32_t left, uint32_t right, uint32_t whole) {
+        std::vector<uint32_t> split_count(split_tokens.size() + 1, 0);
+        for_each_token_split(split_tokens, [this, &split_count](uint32_t left, uint32_t right, uint32_t whole) {
             pairs.add(left, right, whole, whole);
             if (whole >= split_count.size()) split_count.resize(size_t(whole) + 1, 0);
             ++split_count[whole];
         });
+        return split_count;
     }
-    std::vector<uint32_t> split_count;  // splits per whole id, while finish() runs
 
     // Of a token's splits, only the one that merging the token's own bytes ends with can ever
     // be merged, in any piece: until a token forms, its bytes' symbols lie inside it and merge
@@ -224,8 +222,7 @@ struct EncoderCore {
     // cl100k's 229K -> about 100K. UDHR 3-5% and random CJK + emoji 3-6% faster on both
     // (alternated builds, best of 7); loading 20-50 ms slower (the table is built twice and
     // each token of several splits merged once).
-    void keep_last_merges() {
-        const std::vector<uint32_t>& count = split_count;
+    void keep_last_merges(const std::vector<uint32_t>& count) {
         size_t top = count.size();
         // the last merge of each token with several splits (left << 32 | right), or all ones:
         // keep every split (a token that its bytes do not merge into, e.g. a second token of
@@ -245,7 +242,6 @@ struct EncoderCore {
         pairs.retain([&last, top](uint32_t left, uint32_t right, uint32_t rank) {
             return rank >= top || last[rank] == ~0ULL || last[rank] == ((uint64_t(left) << 32) | right);
         });
-        std::vector<uint32_t>().swap(split_count);
     }
 
     inline uint32_t base_char(uint32_t cp) const {

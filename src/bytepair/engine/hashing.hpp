@@ -122,13 +122,8 @@ template <class C> inline bool pack_ascii(const C* p, size_t len, ShortKey& key)
 // Code units -> one nonzero word, when every one is ASCII (1 <= len <= 8): the bytes in
 // order, the last one's top bit set (so the word also says the length).
 template <class C> inline bool pack_word(const C* p, size_t len, uint64_t& key) {
-    uint64_t word = 0;
     uint32_t high = 0;
-    for (size_t k = 0; k < len; ++k) {
-        high |= uint32_t(p[k]);
-        word |= uint64_t(p[k]) << BP_BYTE_SHIFT(k);
-    }
-    key = word | uint64_t(0x80) << BP_BYTE_SHIFT(len - 1);
+    key = pack_key_word(p, 0, len, high) | uint64_t(0x80) << BP_BYTE_SHIFT(len - 1);
     return high < 0x80;
 }
 

@@ -85,18 +85,9 @@ class PairTable {
             if (is_dense(entry.key)) {
                 dense_[left * DENSE + right] = Dense{entry.rank, entry.merged};
             } else if (packed_) {
-                uint64_t pk = packed_key(left, right);
-                uint64_t h = mix64(pk);
-                filter_.add(h);
-                size_t i = h & mask_;
-                while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
-                packed_slots_[i] = (pk << 22) | entry.rank;
+                place_packed(packed_key(left, right), entry.rank);
             } else {
-                uint64_t h = mix64(entry.key);
-                filter_.add(h);
-                size_t i = h & mask_;
-                while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-                slots_[i] = entry;
+                place_slot(entry);
             }
         }
         std::vector<Slot>().swap(staged_);
@@ -124,23 +115,11 @@ class PairTable {
         if (packed_) {
             std::vector<uint64_t, HugePageAllocator<uint64_t>>().swap(packed_slots_);
             packed_slots_.assign(size, PACKED_EMPTY);
-            for (const Slot& e : kept) {  // key: the packed key; rank: rank and MORE
-                uint64_t h = mix64(e.key);
-                filter_.add(h);
-                size_t i = h & mask_;
-                while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
-                packed_slots_[i] = (e.key << 22) | e.rank;
-            }
+            for (const Slot& e : kept) place_packed(e.key, e.rank);  // key: the packed key; rank: rank and MORE
         } else {
             std::vector<Slot, HugePageAllocator<Slot>>().swap(slots_);
             slots_.assign(size, Slot{EMPTY, 0, 0});
-            for (const Slot& e : kept) {
-                uint64_t h = mix64(e.key);
-                filter_.add(h);
-                size_t i = h & mask_;
-                while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
-                slots_[i] = e;
-            }
+            for (const Slot& e : kept) place_slot(e);
         }
     }
 
@@ -244,6 +223,23 @@ class PairTable {
     static constexpr uint64_t PACKED_EMPTY = ~0ULL;
 
     inline bool may_hold(uint64_t h) const { return filter_.may_hold(h); }
+
+    // A hashed pair into the filter and its first free slot (packed: the low 22 bits of
+    // `value` are the rank and the MORE flag).
+    void place_packed(uint64_t pk, uint64_t value) {
+        uint64_t h = mix64(pk);
+        filter_.add(h);
+        size_t i = h & mask_;
+        while (packed_slots_[i] != PACKED_EMPTY) i = (i + 1) & mask_;
+        packed_slots_[i] = (pk << 22) | value;
+    }
+    void place_slot(const Slot& entry) {
+        uint64_t h = mix64(entry.key);
+        filter_.add(h);
+        size_t i = h & mask_;
+        while (slots_[i].key != EMPTY) i = (i + 1) & mask_;
+        slots_[i] = entry;
+    }
 
     static inline uint64_t key(uint32_t left, uint32_t right) {
         return (uint64_t(left) << 32) | right;
