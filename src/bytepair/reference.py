@@ -16,6 +16,7 @@ tests/test_engine_encode.py check that they agree):
 - ``_engine.count_pieces`` (train.py's counting): ``count_pieces``
 - ``_engine.train_merges``: ``train_bpe``
 - the engine's cuts of a char-mode text without a pattern (engine/cuts.hpp): ``safe_cuts``
+- the engine's cuts inside a byte-mode piece (engine/piece_cuts.hpp): ``safe_piece_cuts``
 - ``Encoder``, rule "replay" (``monotonic=True``), one piece: ``merge_by_rank(tokens,
   replay_ranks(merges), floor=True)``, which equals ``encode_piece`` (the merges pass by pass)
 - ``Encoder``, rule "tiktoken" (``whole_piece=True``): ``encode_piece_tiktoken``; its pair
@@ -177,6 +178,50 @@ def safe_cuts(text, merges):
     """
     junctions = {(left[-1], right[0]) for left, right in merges}
     return [i for i in range(1, len(text)) if (text[i - 1], text[i]) not in junctions]
+
+
+def _utf8_length(byte):
+    """Bytes of the character that ``byte`` starts; 0 for a continuation byte (or 0xF8 up)."""
+    for limit, length in ((0x80, 1), (0xC0, 0), (0xE0, 2), (0xF0, 3), (0xF8, 4)):
+        if byte < limit:
+            return length
+    return 0
+
+
+def _junction_keys(left, right):
+    """Where a byte-mode merge ``(left, right)`` can join two characters of valid UTF-8: left's
+    last character (or all of left, when it is continuation bytes only) and right's first
+    character (or all of right, when it ends inside it); None if the join is inside one."""
+    need = _utf8_length(right[0])
+    if need == 0:
+        return None
+    start = max((k for k in range(len(left)) if _utf8_length(left[k])), default=None)
+    if start is None:
+        return (left, right[:need]) if len(left) < 4 else None
+    return (left[start:], right[:need]) if _utf8_length(left[start]) == len(left) - start else None
+
+
+def safe_piece_cuts(piece, pairs):
+    """Positions where a byte-mode ``piece`` (a str) can be cut so that merging each part's
+    bytes alone gives the tokens of the whole: before character ``i`` unless some pair
+    ``(left, right)`` of ``pairs`` (byte values) may join there, left's last character ending
+    ``piece[i - 1]``'s UTF-8 and right's first starting ``piece[i]``'s (``_junction_keys``).
+    A token spanning a boundary is first made by a merge whose own junction is that boundary.
+
+    Example:
+        >>> e_acute = "\u00e9".encode()  # C3 A9
+        >>> pairs = [(b"a", b"b"), (e_acute[:1], e_acute[1:]), (e_acute[1:], b"a")]
+        >>> safe_piece_cuts("ab\u00e9a\u00e9b", pairs)  # not inside "ab", nor between \u00e9 and a
+        [2, 4, 5]
+    """
+    junctions = {keys for keys in (_junction_keys(left, right) for left, right in pairs) if keys}
+    return [
+        i
+        for i in range(1, len(piece))
+        if not any(
+            piece[i - 1].encode().endswith(left) and piece[i].encode().startswith(right) for left, right in junctions
+        )
+    ]
 
 
 def vocabulary(base_tokens, merges):

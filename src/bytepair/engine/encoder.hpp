@@ -33,6 +33,7 @@
 #include "hashing.hpp"
 #include "merge.hpp"
 #include "pair_table.hpp"
+#include "piece_cuts.hpp"
 #include "piece_maps.hpp"
 #include "scanner.hpp"
 #include "threads.hpp"
@@ -121,6 +122,7 @@ struct EncoderCore {
     uint32_t fallback[256];
     PairTable pairs;
     CutTable cuts;                                       // char mode without whole-piece lookup
+    PieceCutTable piece_cuts;                            // byte mode: cuts inside a piece
     ShortMap short_vocab;                                // whole-piece lookup
     PieceMap long_vocab;
     bool token_splits = false;                           // derive_token_splits()
@@ -191,6 +193,7 @@ struct EncoderCore {
         pairs.build();
         if (token_splits) keep_last_merges(split_count);
         std::vector<TokenRef>().swap(split_tokens);
+        if (!char_mode) build_piece_cuts();
         if (char_mode && !whole_piece) {
             std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
             for (uint32_t cp = 0; cp < 0x10000; ++cp)
@@ -244,6 +247,66 @@ struct EncoderCore {
         });
     }
 
+    // Every id's bytes at both ends, from the base bytes and the pairs that make the merged
+    // ids, then the cuts. Each id is first worked out from the first pair that makes it (depth
+    // first), then the pairs are passed over until nothing changes (an id whose first pair
+    // never forms may still come from another). An id left unknown is one no merging makes.
+    void build_piece_cuts() {
+        static const uint64_t NOT_MADE = ~0ULL;
+        std::vector<std::pair<uint32_t, uint32_t>> parts;
+        std::vector<uint64_t> maker;  // merged id -> left << 32 | right
+        pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t, uint32_t merged) {
+            parts.push_back({left, right});
+            if (merged >= maker.size()) maker.resize(std::max<size_t>(size_t(merged) + 1, 2 * maker.size()), NOT_MADE);
+            if (maker[merged] == NOT_MADE) maker[merged] = uint64_t(left) << 32 | right;
+        });
+        size_t top = maker.size();
+        for (const auto& p : parts) top = std::max<size_t>(top, size_t(std::max(p.first, p.second)) + 1);
+        for (uint32_t id : base_byte) top = std::max<size_t>(top, id == NO_ID ? 0 : size_t(id) + 1);
+        maker.resize(top, NOT_MADE);
+        std::vector<PieceCutTable::Ends> ends(top);
+        enum : uint8_t { UNSEEN, OPEN, DONE };
+        std::vector<uint8_t> state(top, UNSEEN);
+        for (int byte = 0; byte < 256; ++byte)
+            if (base_byte[byte] != NO_ID) {
+                ends[base_byte[byte]] = PieceCutTable::one_byte(uint8_t(byte));
+                state[base_byte[byte]] = DONE;
+            }
+        std::vector<uint32_t> stack;
+        for (uint32_t id = 0; id < top; ++id) {
+            if (state[id] != UNSEEN) continue;
+            stack.push_back(id);
+            while (!stack.empty()) {
+                uint32_t x = stack.back();
+                uint64_t m = maker[x];
+                if (state[x] == DONE || m == NOT_MADE) {
+                    state[x] = DONE;
+                    stack.pop_back();
+                    continue;
+                }
+                uint32_t left = uint32_t(m >> 32), right = uint32_t(m);
+                if (state[x] == OPEN) {  // its parts are done (or on the stack: a cycle)
+                    if (ends[left].length && ends[right].length) ends[x] = PieceCutTable::joined(ends[left], ends[right]);
+                    state[x] = DONE;
+                    stack.pop_back();
+                    continue;
+                }
+                state[x] = OPEN;
+                if (state[left] == UNSEEN) stack.push_back(left);
+                if (state[right] == UNSEEN) stack.push_back(right);
+            }
+        }
+        for (bool changed = true; changed;) {
+            changed = false;
+            pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t, uint32_t merged) {
+                if (ends[merged].length || !ends[left].length || !ends[right].length) return;
+                ends[merged] = PieceCutTable::joined(ends[left], ends[right]);
+                changed = true;
+            });
+        }
+        piece_cuts.build(ends, parts);
+    }
+
     inline uint32_t base_char(uint32_t cp) const {
         if (cp < 0x10000) return base_bmp[cp];
         auto it = base_astral.find(cp);
@@ -280,6 +343,73 @@ inline bool initial_symbols(const EncoderCore& core, Worker& w, const C* p, size
     return known;
 }
 
+// One part of a cut piece (encode_cut_piece): from the cache, else merged, and cached when its
+// UTF-8 fits a short key. The cache holds merged ids only, which are the parts' ids too.
+template <class C>
+inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t len, std::vector<uint32_t>& out) {
+    if (len == 1) {
+        const uint32_t* ids;
+        if (uint32_t count = w.chars.find(uint32_t(p[0]), ids)) {
+            for (uint32_t k = 0; k < count; ++k) out.push_back(ids[k]);
+            return;
+        }
+        unsigned bytes;
+        uint32_t utf8 = utf8_of(uint32_t(p[0]), bytes);
+        w.scratch.symbols.resize(bytes);
+        for (unsigned k = 0; k < bytes; ++k) w.scratch.symbols[k] = core.base_byte[(utf8 >> (8 * k)) & 0xFF];
+        merge_symbols(core.pairs, core.monotonic, w.scratch);
+        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+        w.chars.insert(uint32_t(p[0]), w.scratch.symbols.data(), w.scratch.symbols.size());
+        return;
+    }
+    ShortKey key;
+    bool keyed = pack_utf8(p, len, key);
+    if (!keyed) {  // the piece's own UTF-8 buffer may still be in use: the part has its own
+        utf8_encode(p, len, w.part_utf8);
+        keyed = w.part_utf8.size() <= SHORT_KEY;
+        if (keyed) pack_padded(w.part_utf8.data(), w.part_utf8.size(), key);
+    }
+    uint64_t h = 0;
+    if (keyed) {
+        h = key.hash();
+        size_t count;
+        if (const uint32_t* found = w.cache.find(key, h, &count)) {
+            for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
+            return;
+        }
+    }
+    size_t start = out.size();
+    if (keyed) initial_symbols(core, w, p, len, key.bytes(), key.len);
+    else initial_symbols(core, w, p, len, w.part_utf8.data(), w.part_utf8.size());
+    merge_symbols(core.pairs, core.monotonic, w.scratch);
+    for (uint32_t id : w.scratch.symbols) out.push_back(id);
+    if (!keyed) return;
+    if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
+    w.cache.insert(key, h, out.data() + start, out.size() - start);
+}
+
+// A byte-mode piece that is not one token and not in the cache, cut between characters where
+// no merge can span (piece_cuts.hpp) and its parts appended; false, and nothing appended, if
+// it has no such place. Random CJK + emoji: nearly every piece is new, but its parts (mostly
+// single characters) come back.
+template <class C>
+inline bool encode_cut_piece(const EncoderCore& core, Worker& w, const C* p, size_t len, std::vector<uint32_t>& out) {
+    const PieceCutTable& cuts = core.piece_cuts;
+    uint32_t before = cuts.classes(p[0]);
+    size_t start = 0;
+    for (size_t i = 1; i < len; ++i) {
+        uint32_t after = cuts.classes(p[i]);
+        if (cuts.safe(before, after)) {
+            encode_part(core, w, p + start, i - start, out);
+            start = i;
+        }
+        before = after;
+    }
+    if (start == 0) return false;
+    encode_part(core, w, p + start, len - start, out);
+    return true;
+}
+
 // A piece whose UTF-8 is `key` (nearly all pieces): whole-piece lookup, cache, merging.
 template <class C>
 inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t len,
@@ -302,9 +432,13 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
         }
     }
     size_t start = out.size();
-    if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
-    merge_symbols(core.pairs, core.monotonic, w.scratch);
-    for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
+    // a piece with a character beyond ASCII (its UTF-8 is longer) may have safe cuts
+    if (core.piece_cuts.enabled() && key.len > len && encode_cut_piece(core, w, p, len, out)) {
+    } else {
+        if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
+        merge_symbols(core.pairs, core.monotonic, w.scratch);
+        for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
+    }
     if (!probed) return;  // it may be in the cache already, and insert takes new keys only
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
@@ -327,9 +461,12 @@ void encode_long(const EncoderCore& core, Worker& w, const C* p, size_t len, con
         return;
     }
     size_t start = out.size();
-    if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
-    merge_symbols(core.pairs, core.monotonic, w.scratch);
-    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+    if (core.piece_cuts.enabled() && utf8_len > len && encode_cut_piece(core, w, p, len, out)) {
+    } else {
+        if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
+        merge_symbols(core.pairs, core.monotonic, w.scratch);
+        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+    }
     if (cacheable) {
         if (w.long_cache.entries() >= CACHE_LIMIT) w.long_cache.clear();
         w.long_cache.insert(utf8, utf8_len, h, out.data() + start, out.size() - start);

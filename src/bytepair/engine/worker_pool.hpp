@@ -21,7 +21,9 @@
 
 #include <atomic>
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <mutex>
 #include <new>
 #include <vector>
@@ -69,13 +71,46 @@ struct Utf8Buffer {
     size_t size() const { return length; }
 };
 
+// The ids of single characters, merged once per worker: the parts of a cut piece are mostly
+// one character (encode_part), and one load of this table replaces a hashed probe of the
+// cache, which waits on two misses (the slot, then its ids). Direct-mapped by code point;
+// characters of more than MAX_IDS ids are not kept. Allocated at the first use.
+struct CharMemo {
+    static const size_t SIZE = size_t(1) << 15;  // 512 KB: random CJK + emoji has 23K characters
+    static const uint32_t MAX_IDS = 3;
+    struct Entry {
+        uint32_t key;  // code point | id count << 24; 0: empty (every count is at least 1)
+        uint32_t ids[MAX_IDS];
+    };
+    std::vector<Entry> entries;
+
+    // The ids of `cp` and their count, or 0 if not kept.
+    inline uint32_t find(uint32_t cp, const uint32_t*& ids) const {
+        if (entries.empty()) return 0;
+        const Entry& e = entries[cp & (SIZE - 1)];
+        if ((e.key & 0xFFFFFF) != cp || e.key == 0) return 0;
+        ids = e.ids;
+        return e.key >> 24;
+    }
+    inline void insert(uint32_t cp, const uint32_t* ids, size_t count) {
+        if (count == 0 || count > MAX_IDS) return;
+        if (entries.empty()) entries.assign(SIZE, Entry{0, {0, 0, 0}});
+        Entry& e = entries[cp & (SIZE - 1)];
+        e.key = cp | uint32_t(count) << 24;
+        std::copy(ids, ids + count, e.ids);
+    }
+    size_t bytes() const { return entries.capacity() * sizeof(Entry); }
+};
+
 // One thread's scratch space and piece cache; on its own cache lines (no false sharing with
 // another thread's worker).
 struct alignas(64) Worker {
     ShortMap cache;                 // pieces of up to SHORT_KEY bytes
     PieceMap long_cache;            // longer ones, up to CACHE_MAX_BYTES
     WordMap words;                  // char mode's cut parts of 4-8 ASCII characters (encode_cut)
+    CharMemo chars;                 // byte mode's cut parts of one character (encode_part)
     Utf8Buffer utf8;
+    Utf8Buffer part_utf8;           // a part of a cut piece (encode_part), while `utf8` holds the piece
     MergeScratch scratch;
     std::vector<uint32_t> ids;      // one text's or span's ids before they are copied out
     std::vector<uint32_t> unknown;  // code points with no base id, in this call
@@ -97,14 +132,15 @@ struct alignas(64) Worker {
     inline bool probe_cache() { return !sparse || ++skipped % CACHE_SAMPLE == 0; }
 
     size_t bytes() const {
-        return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + utf8.bytes.capacity() +
+        return sizeof(Worker) + cache.bytes() + long_cache.bytes() + words.bytes() + chars.bytes() + utf8.bytes.capacity() + part_utf8.bytes.capacity() +
                scratch.bytes() + (ids.capacity() + unknown.capacity()) * sizeof(uint32_t);
     }
     void trim() noexcept {
         scratch.trim(SCRATCH_KEEP);
-        if (utf8.bytes.capacity() > 4 * SCRATCH_KEEP) {
-            std::vector<uint8_t>().swap(utf8.bytes);
-            utf8.length = 0;
+        for (Utf8Buffer* buffer : {&utf8, &part_utf8}) {
+            if (buffer->bytes.capacity() <= 4 * SCRATCH_KEEP) continue;
+            std::vector<uint8_t>().swap(buffer->bytes);
+            buffer->length = 0;
         }
         if (ids.capacity() > SCRATCH_KEEP) std::vector<uint32_t>().swap(ids);
         if (unknown.capacity() > SCRATCH_KEEP) std::vector<uint32_t>().swap(unknown);
