@@ -21,8 +21,9 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rank_encoders import engine_for
 
-from bytepair import _engine, reference
+from bytepair import reference
 from datafiles import data_file
 
 THRESHOLD_LENGTHS = [63, 64, 65, 66, 129, 300]
@@ -44,26 +45,6 @@ def small_ranks(seed):
     for token in tokens:
         ranks[token.encode()] = len(ranks)
     return ranks
-
-
-def engine_for(ranks, pair_ranks, *, whole_piece, monotonic):
-    """An Encoder over ``ranks`` (ids are ranks) with ``pair_ranks`` {(left, right): rank(s)}."""
-    token_bytes = [None] * len(ranks)
-    for value, rank in ranks.items():
-        token_bytes[rank] = value
-    pair_table = {
-        (ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()
-    }
-    return _engine.Encoder(
-        mode="byte",
-        token_bytes=token_bytes,
-        base_ids=[ranks[bytes([b])] for b in range(256)],
-        pair_table=pair_table,
-        whole_piece=whole_piece,
-        monotonic=monotonic,
-        pattern=None,
-        fallback_ids=None,
-    )
 
 
 def reference_ids(ranks, pair_ranks, text, *, floor):

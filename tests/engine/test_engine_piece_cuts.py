@@ -19,8 +19,9 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rank_encoders import engine_for
 
-from bytepair import _engine, reference
+from bytepair import reference
 
 # Characters whose UTF-8 shares lead and continuation bytes (é/ê, 中/丰/串, two emoji), ASCII,
 # and one past U+20000: tokens cut at any byte join them in every way a real vocabulary can.
@@ -58,25 +59,6 @@ def rules(ranks):
         ("hf", reference.hf_ranks(merges), False, False, False),
         ("replay", reference.replay_ranks(merges), True, False, True),
     ]
-
-
-def engine_for(ranks, pair_ranks, *, whole_piece, monotonic, pattern=None):
-    token_bytes = [None] * len(ranks)
-    for value, rank in ranks.items():
-        token_bytes[rank] = value
-    pair_table = {
-        (ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()
-    }
-    return _engine.Encoder(
-        mode="byte",
-        token_bytes=token_bytes,
-        base_ids=list(range(256)),
-        pair_table=pair_table,
-        whole_piece=whole_piece,
-        monotonic=monotonic,
-        pattern=pattern,
-        fallback_ids=None,
-    )
 
 
 def merged(ranks, pair_ranks, text, floor):

@@ -44,25 +44,6 @@ namespace bp {
 
 static const uint32_t NO_ID = 0xFFFFFFFFu;
 
-// The UTF-8 of code point c as a number, its first byte lowest, and its length in bytes.
-inline uint32_t utf8_of(uint32_t c, unsigned& bytes) {
-    if (c < 0x80) {
-        bytes = 1;
-        return c;
-    }
-    if (c < 0x800) {
-        bytes = 2;
-        return (0xC0 | (c >> 6)) | (0x80 | (c & 0x3F)) << 8;
-    }
-    if (c < 0x10000) {
-        bytes = 3;
-        return (0xE0 | (c >> 12)) | (0x80 | ((c >> 6) & 0x3F)) << 8 | (0x80 | (c & 0x3F)) << 16;
-    }
-    bytes = 4;
-    return (0xF0 | (c >> 18)) | (0x80 | ((c >> 12) & 0x3F)) << 8 | (0x80 | ((c >> 6) & 0x3F)) << 16 |
-           (0x80 | (c & 0x3F)) << 24;
-}
-
 inline uint8_t* put_utf8(uint32_t c, uint8_t* o) {
     unsigned bytes;
     uint32_t u = utf8_of(c, bytes);
@@ -433,8 +414,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
     }
     size_t start = out.size();
     // a piece with a character beyond ASCII (its UTF-8 is longer) may have safe cuts
-    if (core.piece_cuts.enabled() && key.len > len && encode_cut_piece(core, w, p, len, out)) {
-    } else {
+    if (!(core.piece_cuts.enabled() && key.len > len && encode_cut_piece(core, w, p, len, out))) {
         if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
         merge_symbols(core.pairs, core.monotonic, w.scratch);
         for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
@@ -461,8 +441,7 @@ void encode_long(const EncoderCore& core, Worker& w, const C* p, size_t len, con
         return;
     }
     size_t start = out.size();
-    if (core.piece_cuts.enabled() && utf8_len > len && encode_cut_piece(core, w, p, len, out)) {
-    } else {
+    if (!(core.piece_cuts.enabled() && utf8_len > len && encode_cut_piece(core, w, p, len, out))) {
         if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
         merge_symbols(core.pairs, core.monotonic, w.scratch);
         out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());

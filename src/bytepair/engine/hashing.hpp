@@ -74,6 +74,25 @@ struct HashFilter {
     size_t bytes() const { return words.capacity() * sizeof(uint64_t); }
 };
 
+// The UTF-8 of code point c as a number, its first byte lowest, and its length in bytes.
+inline uint32_t utf8_of(uint32_t c, unsigned& bytes) {
+    if (c < 0x80) {
+        bytes = 1;
+        return c;
+    }
+    if (c < 0x800) {
+        bytes = 2;
+        return (0xC0 | (c >> 6)) | (0x80 | (c & 0x3F)) << 8;
+    }
+    if (c < 0x10000) {
+        bytes = 3;
+        return (0xE0 | (c >> 12)) | (0x80 | ((c >> 6) & 0x3F)) << 8 | (0x80 | (c & 0x3F)) << 16;
+    }
+    bytes = 4;
+    return (0xF0 | (c >> 18)) | (0x80 | ((c >> 12) & 0x3F)) << 8 | (0x80 | ((c >> 6) & 0x3F)) << 16 |
+           (0x80 | (c & 0x3F)) << 24;
+}
+
 // A key of at most SHORT_KEY bytes packed into three zero-padded words, in byte order in
 // memory (so `bytes()` reads it back), compared and hashed as words.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

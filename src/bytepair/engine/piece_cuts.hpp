@@ -177,11 +177,7 @@ class PieceCutTable {
     }
     static uint64_t utf8_key(uint32_t cp) {
         unsigned n;
-        uint32_t bytes = cp < 0x80 ? (n = 1, cp)
-                         : cp < 0x800 ? (n = 2, (0xC0 | (cp >> 6)) | (0x80 | (cp & 0x3F)) << 8)
-                         : cp < 0x10000 ? (n = 3, (0xE0 | (cp >> 12)) | (0x80 | ((cp >> 6) & 0x3F)) << 8 | (0x80 | (cp & 0x3F)) << 16)
-                                        : (n = 4, (0xF0 | (cp >> 18)) | (0x80 | ((cp >> 12) & 0x3F)) << 8 |
-                                                      (0x80 | ((cp >> 6) & 0x3F)) << 16 | (0x80 | (cp & 0x3F)) << 24);
+        uint32_t bytes = utf8_of(cp, n);
         return make_key(bytes, n);
     }
     // The left side's key: its last character, whole, or its bytes if all are continuation
