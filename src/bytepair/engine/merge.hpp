@@ -150,6 +150,26 @@ struct MergeScratch {
     }
 };
 
+// Moves the `count` elements after s[1] down by one, over s[1]: in blocks of four through
+// registers, the rest one by one, not a memmove call per merge of a few elements. One piece of
+// random letters (cl100k): 22.5 -> 17.4 ns per character at 4,000, 15.2 -> 14.3 at 1,000;
+// UDHR and random CJK + emoji within the noise (a loop GCC turned into memmove was no faster).
+template <class Element>
+BP_ALWAYS_INLINE void drop_next(Element* s, size_t count) {
+    Element* to = s + 1;
+    for (; count >= 4; count -= 4, to += 4) {
+        Element block[4];
+        std::memcpy(block, to + 1, sizeof(block));
+        std::memcpy(to, block, sizeof(block));
+    }
+    switch (count) {
+        case 3: to[0] = to[1]; to[1] = to[2]; to[2] = to[3]; break;
+        case 2: to[0] = to[1]; to[1] = to[2]; break;
+        case 1: to[0] = to[1]; break;
+        default: break;
+    }
+}
+
 // Lowest (rank, position) first over a small array: tiktoken's byte_pair_merge, O(n^2).
 // Merges the n symbols `ids` into `s` (room for n elements) and returns how many are left;
 // `last_pair`, if given, gets the last pair merged (left << 32 | right).
@@ -184,7 +204,7 @@ BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, cons
         s[best].id = s[best].merged;
         if constexpr (Element::spans) s[best].length += s[best + 1].length;
         // drop symbol best+1 and the pair that started at it
-        std::memmove(s + best + 1, s + best + 2, (n - best - 2) * sizeof(Element));
+        drop_next(s + best, n - best - 2);
         --n;
         uint32_t floor = monotonic ? best_rank + 1 : 0;  // replay has done rank best_rank
         s[best].rank = best + 1 < n ? pairs.rank_at_least(s[best].id, s[best + 1].id, floor, &s[best].merged) : NO_RANK;
