@@ -9,8 +9,9 @@
 //   small array (`merge_short`).
 // - Longer ones under tiktoken's and HF's rule: chunks of CHUNK symbols, each merged by the
 //   scan and joined at seams that are checked (`merge_chunked`): O(n); cl100k, one piece of
-//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n, 16-34 on random letters (the
-//   longer the piece, the more of its pairs miss the CPU caches).
+//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n; on random letters 31-32 for a
+//   new text each call (its pairs of tokens miss the CPU caches), 14-31 for one text encoded
+//   again and again (its pairs and seams stay cached).
 // - Longer ones in replay, and any piece whose seams keep failing: a linked list with one
 //   bucket of positions per rank that occurs, O(n + merges + d log d) for d distinct ranks
 //   (`merge_long`): about 20 ns per character on 'x' * n, 30-47 on random letters.
@@ -152,8 +153,8 @@ struct MergeScratch {
 
 // Moves the `count` elements after s[1] down by one, over s[1]: in blocks of four through
 // registers, the rest one by one, not a memmove call per merge of a few elements. One piece of
-// random letters (cl100k): 22.5 -> 17.4 ns per character at 4,000, 15.2 -> 14.3 at 1,000;
-// UDHR and random CJK + emoji within the noise (a loop GCC turned into memmove was no faster).
+// random letters (cl100k), a new text each call: 33.7 -> 32.4 ns per character at 1,000, 32.6
+// -> 31.0 at 64,000; UDHR and random CJK + emoji within the noise.
 template <class Element>
 BP_ALWAYS_INLINE void drop_next(Element* s, size_t count) {
     Element* to = s + 1;
