@@ -339,7 +339,7 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
         w.scratch.symbols.resize(bytes);
         for (unsigned k = 0; k < bytes; ++k) w.scratch.symbols[k] = core.base_byte[(utf8 >> (8 * k)) & 0xFF];
         merge_symbols(core.pairs, core.monotonic, w.scratch);
-        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+        append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
         w.chars.insert(uint32_t(p[0]), w.scratch.symbols.data(), w.scratch.symbols.size());
         return;
     }
@@ -355,7 +355,7 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
         h = key.hash();
         size_t count;
         if (const uint32_t* found = w.cache.find(key, h, &count)) {
-            for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
+            append_ids(out, found, count);
             return;
         }
     }
@@ -363,7 +363,7 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
     if (keyed) initial_symbols(core, w, p, len, key.bytes(), key.len);
     else initial_symbols(core, w, p, len, w.part_utf8.data(), w.part_utf8.size());
     merge_symbols(core.pairs, core.monotonic, w.scratch);
-    for (uint32_t id : w.scratch.symbols) out.push_back(id);
+    append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
     if (!keyed) return;
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
@@ -407,8 +407,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
         found = w.cache.find(key, h, &count);
         w.count_probe(found != nullptr);
         if (found) {
-            if (count == 1) out.push_back(*found);
-            else out.insert(out.end(), found, found + count);
+            append_ids(out, found, count);
             return;
         }
     }
@@ -417,7 +416,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
     if (!(core.piece_cuts.enabled() && key.len > len && encode_cut_piece(core, w, p, len, out))) {
         if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) return;
         merge_symbols(core.pairs, core.monotonic, w.scratch);
-        for (uint32_t id : w.scratch.symbols) out.push_back(id);  // a few: no memmove call
+        append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
     }
     if (!probed) return;  // it may be in the cache already, and insert takes new keys only
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
@@ -437,14 +436,14 @@ void encode_long(const EncoderCore& core, Worker& w, const C* p, size_t len, con
         return;
     }
     if (cacheable && (found = w.long_cache.find(utf8, utf8_len, h, &count))) {
-        out.insert(out.end(), found, found + count);
+        append_ids(out, found, count);
         return;
     }
     size_t start = out.size();
     if (!(core.piece_cuts.enabled() && utf8_len > len && encode_cut_piece(core, w, p, len, out))) {
         if (!initial_symbols(core, w, p, len, utf8, utf8_len)) return;
         merge_symbols(core.pairs, core.monotonic, w.scratch);
-        out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+        append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
     }
     if (cacheable) {
         if (w.long_cache.entries() >= CACHE_LIMIT) w.long_cache.clear();
@@ -585,26 +584,26 @@ void encode_cut(const EncoderCore& core, Worker& w, const C* s, size_t n, bool a
                 case WORD: {
                     // 4-8 ASCII characters (1.0 M of the 1.1 M longer parts): a one-word key
                     if ((found = w.words.find(part.word, &count))) {
-                        for (size_t k = 0; k < count; ++k) out.push_back(found[k]);  // a few: no memmove call
+                        append_ids(out, found, count);
                         break;
                     }
                     size_t at = out.size();
                     if (!initial_symbols(core, w, p, len, nullptr, 0)) break;
                     merge_symbols(core.pairs, core.monotonic, w.scratch);
-                    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+                    append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
                     cache_part(w.words, word_misses, [&] { w.words.insert(part.word, out.data() + at, out.size() - at); });
                     break;
                 }
                 case SHORT: {
                     const ShortKey& key = keys[j];
                     if ((found = w.cache.find(key, part.word, &count))) {
-                        for (size_t k = 0; k < count; ++k) out.push_back(found[k]);
+                        append_ids(out, found, count);
                         break;
                     }
                     size_t at = out.size();
                     if (!initial_symbols(core, w, p, len, key.bytes(), key.len)) break;
                     merge_symbols(core.pairs, core.monotonic, w.scratch);
-                    out.insert(out.end(), w.scratch.symbols.begin(), w.scratch.symbols.end());
+                    append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
                     cache_part(w.cache, short_misses, [&] { w.cache.insert(key, part.word, out.data() + at, out.size() - at); });
                     break;
                 }

@@ -27,6 +27,18 @@
 
 namespace bp {
 
+// Appends `count` ids, one by one when they are a few: a piece's ids are 1-6, and a memcpy
+// call for so few cost more than the copy (random CJK + emoji: 7% of its time in memmove,
+// from cache hits and inserts; 2-5% faster without, WikiText-2 valid and UDHR within the
+// noise, char mode unchanged). Above 16, one bulk copy.
+BP_ALWAYS_INLINE void append_ids(std::vector<uint32_t>& out, const uint32_t* ids, size_t count) {
+    if (count > 16) {
+        out.insert(out.end(), ids, ids + count);
+        return;
+    }
+    for (size_t k = 0; k < count; ++k) out.push_back(ids[k]);
+}
+
 // Slots a new ShortMap starts with: 32 KB, small enough that an idle cache costs little and
 // large enough that a short text does not grow it at all. Untuned.
 static const size_t SHORT_MAP_INITIAL_SLOTS = 1024;
@@ -73,7 +85,7 @@ class ShortMap {
         Slot slot{{key.w[0], key.w[1], key.w[2]}, uint16_t(key.len), uint16_t(count), ids[0]};
         if (count != 1) {
             slot.value = uint32_t(ids_.size());
-            ids_.insert(ids_.end(), ids, ids + count);
+            append_ids(ids_, ids, count);
         }
         place(slot, h);
         ++entries_;
@@ -161,7 +173,7 @@ class WordMap {
         Slot slot{key, ids[0], uint32_t(count)};
         if (count != 1) {
             slot.value = uint32_t(ids_.size());
-            ids_.insert(ids_.end(), ids, ids + count);
+            append_ids(ids_, ids, count);
         }
         place(slot);
         ++entries_;
@@ -232,7 +244,7 @@ class PieceMap {
         if (2 * (entries_ + 1) > slots_.size()) grow();
         place(Slot{h, uint32_t(keys_.size()), uint32_t(len), uint32_t(ids_.size()), uint32_t(count)});
         keys_.insert(keys_.end(), key, key + len);
-        ids_.insert(ids_.end(), ids, ids + count);
+        append_ids(ids_, ids, count);
         ++entries_;
     }
 
