@@ -1,6 +1,6 @@
 """Byte mode: the engine cuts a piece between characters where no merge can span
 (engine/piece_cuts.hpp, twin ``reference.safe_piece_cuts``) and merges the parts apart, each
-from the worker's cache or its memo of single characters when it has been seen.
+from the worker's memos of one and two characters or its cache when it has been seen.
 
 - the rule itself: merging the parts gives the tokens of the whole, for tiktoken's, HF's and
   replay's ranks, on vocabularies whose tokens start and end inside characters;
@@ -105,7 +105,7 @@ def test_cut_pieces_equal_the_reference_for_every_rule(vocabularies, case):
         encoder = engine_for(ranks, pair_ranks, whole_piece=whole_piece, monotonic=monotonic)
         want = reference_ids(ranks, pair_ranks, text, floor, whole_piece)
         assert encoder.encode_ordinary(text) == want, name
-        # again, each part now from the cache or the memo of single characters
+        # again, each part now from the cache or the memos (pairs of emoji: too many ids to keep)
         assert encoder.encode_ordinary(text) == want, name
 
 

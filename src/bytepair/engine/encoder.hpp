@@ -324,14 +324,16 @@ inline bool initial_symbols(const EncoderCore& core, Worker& w, const C* p, size
     return known;
 }
 
-// One part of a cut piece (encode_cut_piece): from the cache, else merged, and cached when its
-// UTF-8 fits a short key. The cache holds merged ids only, which are the parts' ids too.
+// One part of a cut piece (encode_cut_piece): one or two characters from the worker's memos
+// (CharMemo, CharPairMemo), a longer part from the cache; else merged, and kept there (in the
+// cache when its UTF-8 fits a short key). The cache holds merged ids only, which are the
+// parts' ids too.
 template <class C>
 inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t len, std::vector<uint32_t>& out) {
     if (len == 1) {
         const uint32_t* ids;
         if (uint32_t count = w.chars.find(uint32_t(p[0]), ids)) {
-            for (uint32_t k = 0; k < count; ++k) out.push_back(ids[k]);
+            append_ids(out, ids, count);
             return;
         }
         unsigned bytes;
@@ -343,6 +345,14 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
         w.chars.insert(uint32_t(p[0]), w.scratch.symbols.data(), w.scratch.symbols.size());
         return;
     }
+    bool two = len == 2;
+    if (two) {
+        const uint32_t* ids;
+        if (uint32_t count = w.char_pairs.find(uint32_t(p[0]), uint32_t(p[1]), ids)) {
+            append_ids(out, ids, count);
+            return;
+        }
+    }
     ShortKey key;
     bool keyed = pack_utf8(p, len, key);
     if (!keyed) {  // the piece's own UTF-8 buffer may still be in use: the part has its own
@@ -351,7 +361,7 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
         if (keyed) pack_padded(w.part_utf8.data(), w.part_utf8.size(), key);
     }
     uint64_t h = 0;
-    if (keyed) {
+    if (keyed && !two) {
         h = key.hash();
         size_t count;
         if (const uint32_t* found = w.cache.find(key, h, &count)) {
@@ -364,6 +374,10 @@ inline void encode_part(const EncoderCore& core, Worker& w, const C* p, size_t l
     else initial_symbols(core, w, p, len, w.part_utf8.data(), w.part_utf8.size());
     merge_symbols(core.pairs, core.monotonic, w.scratch);
     append_ids(out, w.scratch.symbols.data(), w.scratch.symbols.size());
+    if (two) {  // a pair of more than CharPairMemo::MAX_IDS ids (rare) is merged each time
+        w.char_pairs.insert(uint32_t(p[0]), uint32_t(p[1]), out.data() + start, out.size() - start);
+        return;
+    }
     if (!keyed) return;
     if (w.cache.entries() >= CACHE_LIMIT) w.cache.clear();
     w.cache.insert(key, h, out.data() + start, out.size() - start);
