@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from rank_encoders import engine_for
 
 from bytepair import _engine, patterns, reference
 from bytepair.model import MergeModel
@@ -357,6 +358,24 @@ def test_special_ids_are_never_whole_pieces():
     )
     assert _engine.Encoder(**arguments).encode_ordinary("<|end|>") == [256]
     assert _engine.Encoder(**arguments, special_ids=[256]).encode_ordinary("<|end|>") == list(b"<|end|>")
+
+
+def test_pieces_of_several_characters_are_found_whole():
+    # The whole-piece lookup is skipped for a piece whose first character begins no longer
+    # token; each token here is the only one its first character begins (ASCII, a CJK
+    # character, a Greek one, an emoji and one past U+20000 first).
+    whole = ["ab", "中文", "Ωμέγα", "éa", "😀😀", "\U00020000\U00020001"]
+    ranks = {bytes([b]): b for b in range(256)}
+    for token in whole:
+        ranks[token.encode()] = len(ranks)
+    pair_ranks = reference.tiktoken_pair_ranks(ranks)
+    encoder = engine_for(ranks, pair_ranks, whole_piece=True, monotonic=False)
+    for token in whole:
+        assert encoder.encode_ordinary(token) == [ranks[token.encode()]], token
+        # one character more is no token: merged from its bytes
+        longer = (token + "中").encode()
+        merged = reference.merge_by_rank([bytes([b]) for b in longer], pair_ranks)
+        assert encoder.encode_ordinary(token + "中") == [ranks[t] for t in merged], token
 
 
 def test_encoder_rejects_bad_arguments():
