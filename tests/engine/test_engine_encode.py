@@ -361,10 +361,10 @@ def test_special_ids_are_never_whole_pieces():
 
 
 def test_pieces_of_several_characters_are_found_whole():
-    # The whole-piece lookup is skipped for a piece whose first character begins no longer
-    # token; each token here is the only one its first character begins (ASCII, a CJK
-    # character, a Greek one, an emoji and one past U+20000 first).
-    whole = ["ab", "中文", "Ωμέγα", "éa", "😀😀", "\U00020000\U00020001"]
+    # The whole-piece lookup is skipped for a piece whose first character (or second, after
+    # a space) begins no longer token; each token here is the only one its first characters
+    # begin (ASCII, a CJK character, a Greek one, an emoji, one past U+20000, a space first).
+    whole = ["ab", "中文", "Ωμέγα", "éa", "😀😀", "\U00020000\U00020001", " 中", " 文字"]
     ranks = {bytes([b]): b for b in range(256)}
     for token in whole:
         ranks[token.encode()] = len(ranks)

@@ -107,12 +107,17 @@ struct EncoderCore {
     ShortMap short_vocab;                                // whole-piece lookup
     PieceMap long_vocab;
     // Code points from U+0080 to below LEAD_LIMIT whose UTF-8 begins a token of more bytes
-    // (a bitmap, 16 KB): a piece of two or more characters is a token only if its first one
-    // is here. Most pieces of CJK text are not tokens, and their whole-piece probe waited on
-    // a tag that missed the CPU's caches: random CJK + emoji, o200k, 3.48-3.66x -> 3.76-3.96x
-    // tiktoken warm (1,007 of 20,991 CJK ideographs begin a longer o200k token, 168 in cl100k).
+    // (a bitmap, 16 KB), and those that follow a space at the start of a token: a piece of two
+    // or more characters is a token only if its first one is in the first map or, when it is a
+    // space, its second one is in the second. Most pieces of CJK text (a space, then
+    // ideographs) are not tokens, and their whole-piece probe waited on a tag that missed the
+    // CPU's caches. Random CJK + emoji, warm, tiktoken / bytepair: o200k 3.48-3.66x ->
+    // 3.76-3.96x with the first map, cl100k 3.41-3.57x -> 3.80-3.93x with the second; UDHR
+    // and WikiText-2 within the noise. (1,007 of 20,991 CJK ideographs begin a longer o200k
+    // token, 168 a cl100k one.)
     static const uint32_t LEAD_LIMIT = 0x20000;
     std::vector<uint64_t> leads_longer_token = std::vector<uint64_t>(LEAD_LIMIT / 64, 0);
+    std::vector<uint64_t> follows_leading_space = std::vector<uint64_t>(LEAD_LIMIT / 64, 0);
     bool token_splits = false;                           // derive_token_splits()
     std::vector<TokenRef> split_tokens;                  // every token, by pointer: the caller's
                                                          // buffers must outlive finish()
@@ -153,21 +158,42 @@ struct EncoderCore {
             if (!long_vocab.find(key, n, h, &count)) long_vocab.insert(key, n, h, &id, 1);
         }
     }
-    // Notes the token's first character in leads_longer_token if more bytes follow it.
+    // Notes the token's first character in leads_longer_token if more bytes follow it, or its
+    // second in follows_leading_space if the first is a space.
     void note_lead(const uint8_t* key, size_t n) {
-        uint8_t lead = key[0];
-        size_t length = lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF5 ? 4 : 0;
-        if (length == 0 || n <= length) return;  // ASCII (never filtered), or the character alone
-        uint32_t cp = lead & (0x7F >> length);
+        if (key[0] == ' ' && n > 1) {
+            uint32_t cp = first_code_point(key + 1, n - 1);
+            if (cp != NOT_A_CHARACTER) set_bit(follows_leading_space, cp);
+            return;
+        }
+        uint32_t cp = first_code_point(key, n);
+        if (cp != NOT_A_CHARACTER && n > utf8_length_of(key[0])) set_bit(leads_longer_token, cp);
+    }
+    static const uint32_t NOT_A_CHARACTER = ~0u;
+    static size_t utf8_length_of(uint8_t lead) { return lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF5 ? 4 : 0; }
+    // The code point of a non-ASCII character that `key` starts with, or NOT_A_CHARACTER.
+    static uint32_t first_code_point(const uint8_t* key, size_t n) {
+        size_t length = utf8_length_of(key[0]);
+        if (length == 0 || n < length) return NOT_A_CHARACTER;
+        uint32_t cp = key[0] & (0x7F >> length);
         for (size_t k = 1; k < length; ++k) {
-            if ((key[k] & 0xC0) != 0x80) return;  // not a character: no piece starts so
+            if ((key[k] & 0xC0) != 0x80) return NOT_A_CHARACTER;
             cp = cp << 6 | (key[k] & 0x3F);
         }
-        if (cp < LEAD_LIMIT) leads_longer_token[cp >> 6] |= uint64_t(1) << (cp & 63);
+        return cp;
     }
-    // Whether a piece of `len` characters starting with `first` may be a token.
-    inline bool may_be_token(uint32_t first, size_t len) const {
-        return len == 1 || first < 0x80 || first >= LEAD_LIMIT || ((leads_longer_token[first >> 6] >> (first & 63)) & 1);
+    static void set_bit(std::vector<uint64_t>& bits, uint32_t cp) {
+        if (cp < LEAD_LIMIT) bits[cp >> 6] |= uint64_t(1) << (cp & 63);
+    }
+    static bool has_bit(const std::vector<uint64_t>& bits, uint32_t cp) {
+        return cp >= LEAD_LIMIT || ((bits[cp >> 6] >> (cp & 63)) & 1);
+    }
+    // Whether a piece of `len` characters may be a token (by its first two).
+    template <class C> inline bool may_be_token(const C* p, size_t len) const {
+        uint32_t first = uint32_t(p[0]);
+        if (first >= 0x80) return len == 1 || has_bit(leads_longer_token, first);
+        if (first == ' ' && len > 1 && uint32_t(p[1]) >= 0x80) return has_bit(follows_leading_space, uint32_t(p[1]));
+        return true;
     }
     // add_token for each of `tokens` (the caller's buffers), with the slot of the token
     // LOAD_AHEAD further on loaded early: inserting cl100k's 100K tokens one by one spent 80%
@@ -436,7 +462,7 @@ inline void encode_short(const EncoderCore& core, Worker& w, const C* p, size_t 
     uint64_t h = key.hash();
     size_t count;
     const uint32_t* found =
-        core.whole_piece && core.may_be_token(uint32_t(p[0]), len) ? core.short_vocab.find(key, h, &count) : nullptr;
+        core.whole_piece && core.may_be_token(p, len) ? core.short_vocab.find(key, h, &count) : nullptr;
     if (found) {
         out.push_back(*found);
         return;
