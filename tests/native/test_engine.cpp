@@ -503,6 +503,30 @@ static void test_hashing_8_to_25_bytes() {
     assert(!pack_ascii(wide, 2, too_long));  // not ASCII: the caller encodes UTF-8 first
 }
 
+// utf8_first reads back every code point utf8_of writes, and nothing else: not a continuation
+// byte, a truncated character, an overlong form, a surrogate or a code point past U+10FFFF.
+static void test_utf8_first() {
+    for (uint32_t cp = 0; cp <= 0x10FFFF; ++cp) {
+        if (cp >= 0xD800 && cp < 0xE000) continue;
+        unsigned n;
+        uint32_t packed = utf8_of(cp, n);
+        uint8_t bytes[5] = {0, 0, 0, 0, 'x'};  // a byte after the character does not count
+        for (unsigned k = 0; k < n; ++k) bytes[k] = uint8_t(packed >> (8 * k));
+        assert(utf8_sequence_length(bytes[0]) == n);
+        for (unsigned k = 1; k < n; ++k) assert(utf8_continuation(bytes[k]));
+        uint32_t back = 0;
+        assert(utf8_first(bytes, n + 1, back) == n && back == cp);
+        assert(utf8_first(bytes, n - 1, back) == 0);  // cut short
+    }
+    const std::vector<std::vector<uint8_t>> not_characters = {
+        {0x80}, {0xBF, 0x41}, {0xC3, 0x41}, {0xC0, 0x80}, {0xC1, 0xBF}, {0xE0, 0x80, 0x80},
+        {0xF0, 0x80, 0x80, 0x80}, {0xED, 0xA0, 0x80}, {0xF4, 0x90, 0x80, 0x80}, {0xF8, 0x80, 0x80, 0x80, 0x80}};
+    for (const std::vector<uint8_t>& bytes : not_characters) {
+        uint32_t cp = 0;
+        assert(utf8_first(bytes.data(), bytes.size(), cp) == 0);
+    }
+}
+
 static void test_threads_carry_errors() {
     std::atomic<int> ran{0};
     int started = on_threads(4, [&](int) { ++ran; });
@@ -650,6 +674,7 @@ int main() {
     test_bucket_walk_steps_back();
     test_chunked_merge();
     test_hashing_8_to_25_bytes();
+    test_utf8_first();
     test_threads_carry_errors();
     test_share_out_items();
     test_worker_pool_budget();

@@ -161,26 +161,13 @@ struct EncoderCore {
     // Notes the token's first character in leads_longer_token if more bytes follow it, or its
     // second in follows_leading_space if the first is a space.
     void note_lead(const uint8_t* key, size_t n) {
+        uint32_t cp;
         if (key[0] == ' ' && n > 1) {
-            uint32_t cp = first_code_point(key + 1, n - 1);
-            if (cp != NOT_A_CHARACTER) set_bit(follows_leading_space, cp);
+            if (utf8_first(key + 1, n - 1, cp) > 1) set_bit(follows_leading_space, cp);
             return;
         }
-        uint32_t cp = first_code_point(key, n);
-        if (cp != NOT_A_CHARACTER && n > utf8_length_of(key[0])) set_bit(leads_longer_token, cp);
-    }
-    static const uint32_t NOT_A_CHARACTER = ~0u;
-    static size_t utf8_length_of(uint8_t lead) { return lead < 0xC2 ? 0 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF5 ? 4 : 0; }
-    // The code point of a non-ASCII character that `key` starts with, or NOT_A_CHARACTER.
-    static uint32_t first_code_point(const uint8_t* key, size_t n) {
-        size_t length = utf8_length_of(key[0]);
-        if (length == 0 || n < length) return NOT_A_CHARACTER;
-        uint32_t cp = key[0] & (0x7F >> length);
-        for (size_t k = 1; k < length; ++k) {
-            if ((key[k] & 0xC0) != 0x80) return NOT_A_CHARACTER;
-            cp = cp << 6 | (key[k] & 0x3F);
-        }
-        return cp;
+        unsigned length = utf8_first(key, n, cp);
+        if (length > 1 && n > length) set_bit(leads_longer_token, cp);
     }
     static void set_bit(std::vector<uint64_t>& bits, uint32_t cp) {
         if (cp < LEAD_LIMIT) bits[cp >> 6] |= uint64_t(1) << (cp & 63);

@@ -93,6 +93,29 @@ inline uint32_t utf8_of(uint32_t c, unsigned& bytes) {
            (0x80 | (c & 0x3F)) << 24;
 }
 
+// UTF-8's structure, byte by byte: whether a byte continues a character (10xxxxxx), and how
+// many bytes the character a byte starts has (1: ASCII; 2-4: a lead byte; 0: a continuation
+// byte, or 0xF8 and above, which start nothing).
+inline bool utf8_continuation(uint32_t byte) { return (byte & 0xC0) == 0x80; }
+inline unsigned utf8_sequence_length(uint32_t byte) {
+    return byte < 0x80 ? 1 : byte < 0xC0 ? 0 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : byte < 0xF8 ? 4 : 0;
+}
+
+// The first character of `bytes` (n of them) as a code point, and its length in bytes; 0 when
+// they do not start with a whole, well-formed character (utf8_of's inverse on its results).
+inline unsigned utf8_first(const uint8_t* bytes, size_t n, uint32_t& cp) {
+    static const uint32_t lowest[5] = {0, 0, 0x80, 0x800, 0x10000};  // shorter is overlong
+    unsigned length = n ? utf8_sequence_length(bytes[0]) : 0;
+    if (length == 0 || n < length) return 0;
+    cp = bytes[0] & (length == 1 ? 0x7F : 0xFF >> (length + 1));
+    for (unsigned k = 1; k < length; ++k) {
+        if (!utf8_continuation(bytes[k])) return 0;
+        cp = cp << 6 | (bytes[k] & 0x3F);
+    }
+    bool surrogate = cp >= 0xD800 && cp < 0xE000;
+    return cp < lowest[length] || cp > 0x10FFFF || surrogate ? 0 : length;
+}
+
 // A key of at most SHORT_KEY bytes packed into three zero-padded words, in byte order in
 // memory (so `bytes()` reads it back), compared and hashed as words.
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__

@@ -170,11 +170,6 @@ class PieceCutTable {
     static inline uint64_t suffix(uint64_t key, uint32_t n) {
         return make_key(uint32_t(key) >> (8 * (length_of(key) - n)), n);
     }
-    static inline bool continuation(uint32_t byte) { return (byte & 0xC0) == 0x80; }
-    // Bytes of the character a lead byte starts (0: not a lead byte).
-    static inline uint32_t sequence_length(uint32_t byte) {
-        return byte < 0x80 ? 1 : byte < 0xC0 ? 0 : byte < 0xE0 ? 2 : byte < 0xF0 ? 3 : byte < 0xF8 ? 4 : 0;
-    }
     static uint64_t utf8_key(uint32_t cp) {
         unsigned n;
         uint32_t bytes = utf8_of(cp, n);
@@ -186,8 +181,8 @@ class PieceCutTable {
         uint32_t n = std::min<uint32_t>(e.length, 4);
         for (uint32_t k = 1; k <= n; ++k) {  // k: bytes from the end, the last one included
             uint32_t byte = (e.tail >> (8 * (n - k))) & 0xFF;
-            if (continuation(byte)) continue;
-            if (sequence_length(byte) != k) return false;
+            if (utf8_continuation(byte)) continue;
+            if (utf8_sequence_length(byte) != k) return false;
             key = make_key(e.tail >> (8 * (n - k)), k);
             return true;
         }
@@ -198,7 +193,7 @@ class PieceCutTable {
     // The right side's key: its first character, or all of it if it ends inside that one;
     // false if it starts inside a character.
     static bool right_key(const Ends& e, uint64_t& key) {
-        uint32_t need = sequence_length(e.head & 0xFF);
+        uint32_t need = utf8_sequence_length(e.head & 0xFF);
         if (need == 0) return false;
         key = make_key(e.head, std::min(need, e.length));
         return true;
