@@ -701,7 +701,9 @@ void encode_chars(const EncoderCore& core, Worker& w, const C* s, size_t n, bool
         else if (n) encode_piece(core, w, s, n, ascii, out);
         return;
     }
-    out.reserve(out.size() + std::min(ids_bound(core, s, n, ascii), RESERVE_MAX_IDS));
+    size_t used = out.size();
+    out.reserve(used + std::min(ids_bound(core, s, n, ascii), RESERVE_MAX_IDS));
+    advise_huge_pages(out.data() + used, (out.capacity() - used) * sizeof(uint32_t));
     Scanner<C> scanner(s, n, core.pattern);
     size_t start, end;
     while (scanner.next(start, end)) encode_piece(core, w, s + start, end - start, ascii, out);

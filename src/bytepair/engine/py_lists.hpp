@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "compat.hpp"
 #include "threads.hpp"
 
 namespace bp {
@@ -25,6 +26,7 @@ namespace bp {
 inline PyObject* ids_to_list(const std::vector<uint32_t>& ids, PyObject* table) {
     PyObject* out = PyList_New(Py_ssize_t(ids.size()));
     if (!out) return nullptr;
+    advise_huge_pages(reinterpret_cast<PyListObject*>(out)->ob_item, ids.size() * sizeof(PyObject*));
     for (size_t k = 0; k < ids.size(); ++k) {
         PyObject* item = PyList_GET_ITEM(table, ids[k]);
         Py_INCREF(item);

@@ -85,7 +85,7 @@ struct CharMemo {
         uint32_t key;  // code point | id count << 24; 0: empty (every count is at least 1)
         uint32_t ids[MAX_IDS];
     };
-    std::vector<Entry> entries;
+    std::vector<Entry, HugePageAllocator<Entry>> entries;
 
     // The ids of `cp` and their count, or 0 if not kept.
     inline uint32_t find(uint32_t cp, const uint32_t*& ids) const {
@@ -122,7 +122,7 @@ struct CharPairMemo {
     struct alignas(64) Bucket {
         Entry way[2];
     };
-    std::vector<Bucket> buckets;
+    std::vector<Bucket, HugePageAllocator<Bucket>> buckets;
 
     static inline uint64_t pair_of(uint32_t first, uint32_t second) { return uint64_t(first) << 21 | second; }
     static inline size_t bucket_of(uint64_t pair) { return size_t((pair * 0x9E3779B97F4A7C15ull) >> (64 - BUCKET_BITS)); }
