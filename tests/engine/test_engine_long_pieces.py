@@ -146,3 +146,29 @@ def test_cl100k_long_pieces_equal_tiktoken(cl100k, length, kind):
     alphabet = {"x": "x", "letters": "abcdefghijklmnopqrstuvwxyz", "letters and digits": "etaoin0123"}[kind]
     text = "".join(rng.choice(alphabet) for _ in range(length))
     assert encoder.encode_ordinary(text) == encoding.encode_ordinary(text)
+
+
+@pytest.mark.data
+@pytest.mark.peers
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_loaded_vocabularies_join_long_pieces_as_tiktoken(name):
+    """A vocabulary loaded from its ``.tiktoken`` file derives its pairs and each token's merge
+    tree, and the chunked merge tests its seams on those trees (merge.hpp, seam_walk): random
+    letters (one piece under both patterns) of new texts at every length, against tiktoken."""
+    tiktoken = pytest.importorskip("tiktoken", reason="compared with tiktoken (test extra)")
+    from tiktoken.load import load_tiktoken_bpe
+
+    import bytepair
+
+    path = data_file("vocab", f"{name}.tiktoken")
+    ours = bytepair.load(name, path=path)
+    theirs = tiktoken.Encoding(
+        name, pat_str=r"[\s\S]+", mergeable_ranks=load_tiktoken_bpe(str(path)), special_tokens={}
+    )
+    rng = random.Random(name)
+    for length in [65, 100, 257, 1000, 4000]:
+        for alphabet in ["abcdefghijklmnopqrstuvwxyz", "ab", "etaoinshr", "x"]:
+            for _ in range(20):
+                text = "".join(rng.choice(alphabet) for _ in range(length))
+                assert ours.encode_ordinary(text) == theirs.encode_ordinary(text), (length, alphabet, text[:40])

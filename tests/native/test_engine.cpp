@@ -1,6 +1,6 @@
 // Native tests of the engine's structures, beside the loops (as tiktoken and HF keep Rust unit
 // tests): the pair table with duplicate ranks and in each layout, map growth, the rank-bucket walk stepping back
-// to a lower rank, hashing of 8-25-byte keys, the thread helpers' fallbacks, the worker pool's
+// to a lower rank, the seam test by merge trees, hashing of 8-25-byte keys, UTF-8 read back, the thread helpers' fallbacks, the worker pool's
 // budget and its fork handlers.
 //
 // Plain asserts, no framework: tests/engine/test_native.py builds this file with the engine's
@@ -12,6 +12,7 @@
 #include <cassert>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -456,6 +457,43 @@ static void test_chunked_merge() {
     assert(chunked > given_up);  // random rules seldom make tokens of more than 8 chunks
 }
 
+// seam_walk, the seam test read off merge trees, against merging the seam's symbols again:
+// random rules whose ranks are the ids they make, rising from parts to token (as in
+// tiktoken's files), on pairs of ids that two short runs of symbols each merge into alone.
+static void test_seam_walk() {
+    std::mt19937 random(4242);
+    size_t held = 0, broken = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+        std::vector<Rule> rs = random_rules(random, 1 + random() % 20, true, true);
+        std::vector<uint64_t> makers(4 + rs.size(), PairTable::NOT_MADE);
+        for (Rule& r : rs) {
+            r.rank = r.merged;
+            makers[r.merged] = uint64_t(r.left) << 32 | r.right;
+        }
+        PairTable table = table_of(rs);
+        table.set_makers(makers);
+        // a token's symbols: its merge tree's leaves
+        std::function<void(uint32_t, Ids&)> leaves = [&](uint32_t id, Ids& out) {
+            if (makers[id] == PairTable::NOT_MADE) return out.push_back(id);
+            leaves(uint32_t(makers[id] >> 32), out);
+            leaves(uint32_t(makers[id]), out);
+        };
+        for (int k = 0; k < 60; ++k) {
+            Ids left, right;
+            leaves(uint32_t(random() % makers.size()), left);
+            leaves(uint32_t(random() % makers.size()), right);
+            Ids a = merge_naive(rs, false, left), b = merge_naive(rs, false, right);
+            if (a.size() != 1 || b.size() != 1) continue;  // a token its own symbols do not make
+            Ids both = left;
+            both.insert(both.end(), right.begin(), right.end());
+            bool expected = merge_naive(rs, false, both) == Ids{a[0], b[0]};
+            assert(seam_walk(table, a[0], b[0]) == expected);
+            ++(expected ? held : broken);
+        }
+    }
+    assert(held > 1000 && broken > 1000);  // both answers, many times (13,153 and 2,425)
+}
+
 static void test_hashing_8_to_25_bytes() {
     uint8_t base[32];
     for (size_t i = 0; i < sizeof base; ++i) base[i] = uint8_t(0x30 + i);
@@ -673,6 +711,7 @@ int main() {
     test_cut_spans();
     test_bucket_walk_steps_back();
     test_chunked_merge();
+    test_seam_walk();
     test_hashing_8_to_25_bytes();
     test_utf8_first();
     test_threads_carry_errors();

@@ -270,7 +270,7 @@ struct EncoderCore {
     // first), then the pairs are passed over until nothing changes (an id whose first pair
     // never forms may still come from another). An id left unknown is one no merging makes.
     void build_piece_cuts() {
-        static const uint64_t NOT_MADE = ~0ULL;
+        static constexpr uint64_t NOT_MADE = PairTable::NOT_MADE;
         std::vector<std::pair<uint32_t, uint32_t>> parts;
         std::vector<uint64_t> maker;  // merged id -> left << 32 | right
         pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t, uint32_t merged) {
@@ -323,6 +323,19 @@ struct EncoderCore {
             });
         }
         piece_cuts.build(ends, parts);
+        if (token_splits && ranks_rise(maker)) pairs.set_makers(std::move(maker));
+    }
+
+    // Whether every pair ranks as the id it makes and above each of its parts that a pair
+    // makes: merging then goes up in rank, which seam_walk (merge.hpp) relies on. True of
+    // tiktoken's files (a token's rank is the order it was learned in, after its parts).
+    bool ranks_rise(const std::vector<uint64_t>& maker) const {
+        bool rise = true;
+        pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) {
+            auto made = [&](uint32_t id) { return id < maker.size() && maker[id] != PairTable::NOT_MADE; };
+            if (rank != merged || (made(left) && left >= merged) || (made(right) && right >= merged)) rise = false;
+        });
+        return rise;
     }
 
     inline uint32_t base_char(uint32_t cp) const {

@@ -403,9 +403,42 @@ inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) 
 // Before mending, a failed seam merged its chunk again: 8 symbols took 17 / 29 / 39 / 41.
 static const size_t CHUNK = 8;
 
+// Whether ids a and b, each its symbols merged alone, stay two when their symbols are merged
+// together, read off their merge trees instead of merging again (the bpe crate's
+// is_valid_token_pair, github/rust-gems crates/bpe; derived here for ranks that rise from a
+// token's parts to the token). Merged together, each side first merges as it did alone, so
+// a's last id passes down a's right spine (bytes, ..., a's right part, a) and b's first id
+// down b's left spine; a pair across the seam merges iff, while both of its ids stand, it
+// ranks below the merge that ends either: below the one ending the left id (that pair lies
+// left of it and wins a tie), at most the one ending the right id (the seam then wins). The
+// walk visits the pairs that stand together, newest first: depth(a) + depth(b) + 1 lookups.
+inline bool seam_walk(const PairTable& pairs, uint32_t a, uint32_t b) {
+    static const uint64_t NEVER = uint64_t(1) << 32;  // above every rank
+    uint32_t x = a, y = b;
+    uint64_t x_ends = NEVER, y_ends = NEVER;  // the rank of the merge that ends x, y
+    for (;;) {
+        uint32_t merged;
+        uint32_t rank = pairs.rank_at_least(x, y, 0, &merged);
+        if (rank != NO_RANK && rank < x_ends && rank <= y_ends) return false;
+        uint64_t x_maker = pairs.maker(x), y_maker = pairs.maker(y);
+        bool x_base = x_maker == PairTable::NOT_MADE, y_base = y_maker == PairTable::NOT_MADE;
+        if (x_base && y_base) return true;
+        // step back on the side whose id formed later (ranks are ids; one id on both sides
+        // may go either way: the pair in between ranks above it and is never merged)
+        if (!x_base && (y_base || x > y)) {
+            x_ends = x;
+            x = uint32_t(x_maker);
+        } else {
+            y_ends = y;
+            y = uint32_t(y_maker >> 32);
+        }
+    }
+}
+
 // Whether the ids a, b (a's symbols start at `symbols`) merge alone into themselves,
 // remembered per pair of ids: one piece meets the same seams again and again when it
-// repeats itself ('x' * n: one seam, of two long tokens).
+// repeats itself ('x' * n: one seam, of two long tokens). By the merge trees where the table
+// has them (seam_walk), else by merging the seam's symbols again.
 inline bool seam_holds(const PairTable& pairs, const uint32_t* symbols, const SpanSymbol& a, const SpanSymbol& b,
                        MergeScratch& w) {
     SeamMemo& memo = w.seams;
@@ -413,10 +446,15 @@ inline bool seam_holds(const PairTable& pairs, const uint32_t* symbols, const Sp
     uint64_t key = (uint64_t(a.id) << 32 | b.id) + 1;
     size_t slot = size_t((key * 0x9E3779B97F4A7C15ull) >> 56) % SeamMemo::SIZE;
     if (memo.keys[slot] == key) return memo.held[slot];
-    size_t length = size_t(a.length) + b.length;
-    if (w.seam.size() < length) w.seam.resize(length);
-    SpanSymbol* s = w.seam.data();
-    bool held = merge_array(pairs, false, symbols, length, s) == 2 && s[0].id == a.id && s[1].id == b.id;
+    bool held;
+    if (pairs.has_makers()) {
+        held = seam_walk(pairs, a.id, b.id);
+    } else {
+        size_t length = size_t(a.length) + b.length;
+        if (w.seam.size() < length) w.seam.resize(length);
+        SpanSymbol* s = w.seam.data();
+        held = merge_array(pairs, false, symbols, length, s) == 2 && s[0].id == a.id && s[1].id == b.id;
+    }
     memo.keys[slot] = key;
     memo.held[slot] = held;
     return held;

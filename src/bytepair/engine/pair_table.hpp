@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "compat.hpp"
@@ -124,6 +125,15 @@ class PairTable {
     }
 
     // After build(): calls f(left, right, lowest rank, merged id) for every pair in the table.
+    // The pair that makes each id (left << 32 | right; NOT_MADE for an id no pair makes: a
+    // base symbol), for the chunked merge's seam test (merge.hpp, seam_walk). Set by the
+    // encoder where that test holds: ranks are the merged ids, each token keeps the one pair
+    // it forms from, and every pair ranks above the merged ids it joins. Empty otherwise.
+    static constexpr uint64_t NOT_MADE = ~0ULL;
+    void set_makers(std::vector<uint64_t> makers) { makers_ = std::move(makers); }
+    bool has_makers() const { return !makers_.empty(); }
+    inline uint64_t maker(uint32_t id) const { return id < makers_.size() ? makers_[id] : NOT_MADE; }
+
     template <class F> void for_each_pair(F&& f) const {
         for (uint32_t k = 0; k < dense_.size(); ++k)
             if (dense_[k].rank != NO_RANK) f(k / DENSE, k % DENSE, dense_[k].rank, dense_[k].merged & ~MORE);
@@ -367,6 +377,7 @@ class PairTable {
     size_t mask_ = 0;
     uint32_t max_rank_ = 0;
     std::unordered_map<uint64_t, std::vector<uint32_t>> later_;
+    std::vector<uint64_t> makers_;
 };
 
 }  // namespace bp
