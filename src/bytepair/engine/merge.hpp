@@ -9,8 +9,8 @@
 //   small array (`merge_short`).
 // - Longer ones under tiktoken's and HF's rule: chunks of CHUNK symbols, each merged by the
 //   scan and joined at seams that are checked (`merge_chunked`): O(n); cl100k, one piece of
-//   1,000-64,000 symbols: 10-11 ns per character on 'x' * n; on random letters 31-32 for a
-//   new text each call (its pairs of tokens miss the CPU caches), 14-31 for one text encoded
+//   1,000-64,000 symbols: 9-11 ns per character on 'x' * n; on random letters 27-30 for a
+//   new text each call (its pairs of tokens miss the CPU caches), 11-27 for one text encoded
 //   again and again (its pairs and seams stay cached).
 // - Longer ones in replay, and any piece whose seams keep failing: a linked list with one
 //   bucket of positions per rank that occurs, O(n + merges + d log d) for d distinct ranks
