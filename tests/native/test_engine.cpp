@@ -602,6 +602,19 @@ static void test_share_out_items() {
     assert(after_error < 1000000 - 11);  // the other thread stopped early
 }
 
+static void test_side_by_side() {
+    std::atomic<int> first{0}, second{0};
+    side_by_side([&] { ++first; }, [&] { ++second; });
+    assert(first == 1 && second == 1);  // each job once, whichever thread took it
+    bool caught = false;
+    try {
+        side_by_side([] { throw std::bad_alloc(); }, [&] { ++second; });
+    } catch (const std::bad_alloc&) {
+        caught = true;
+    }
+    assert(caught);  // carried to the caller
+}
+
 static void test_worker_pool_budget() {
     size_t before = set_idle_cache_budget(0);
     {
@@ -716,6 +729,7 @@ int main() {
     test_utf8_first();
     test_threads_carry_errors();
     test_share_out_items();
+    test_side_by_side();
     test_worker_pool_budget();
     test_fork_while_pool_locked();
     std::puts("engine native tests: ok");

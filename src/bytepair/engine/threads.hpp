@@ -1,8 +1,9 @@
 // Running one job on several threads, safely: the one thread pool helper of the engine.
 //
-// Used by batch encoding, by building a batch's Python lists and by counting pieces. Each of
-// them hands out its items through `share_out`'s shared counter, so any number of threads (one
-// included) finishes the whole job; that is what lets `on_threads` degrade instead of failing:
+// Used by batch encoding, by building a batch's Python lists, by counting pieces and by
+// loading a vocabulary (side_by_side). Each of them hands out its items through `share_out`'s
+// shared counter, so any number of threads (one included) finishes the whole job; that is
+// what lets `on_threads` degrade instead of failing:
 // - The OS may refuse a thread (a container's pids limit, RLIMIT_NPROC, address space for the
 //   stack): std::thread then throws std::system_error. The threads already started, and the
 //   calling thread, do the work; the process is never aborted.
@@ -67,6 +68,13 @@ template <class Work> int share_out(int threads, size_t n, Work&& work) {
             next_item = n;  // the others stop too
             throw;          // on_threads carries it to the caller
         }
+    });
+}
+
+// first() and second(), on two threads if the OS gives one, else one after the other here.
+template <class First, class Second> void side_by_side(First&& first, Second&& second) {
+    share_out(2, 2, [&](int, auto& next) {
+        for (size_t k; next(k);) k == 0 ? first() : second();
     });
 }
 
