@@ -32,9 +32,10 @@
 # (all of a pair's occurrences form during one merge, which walks its own list in order), but
 # nothing here relies on it.
 
+from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.exc cimport PyErr_CheckSignals
 from cython.operator cimport dereference as _train_deref
-from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint32_t, uint64_t
 from libcpp.algorithm cimport is_sorted as _train_is_sorted, sort as _train_sort
 from libcpp.pair cimport pair as _train_pair
 from libcpp.string cimport string
@@ -537,6 +538,36 @@ cdef list _train_sequence(chunks, counts, str mode, base_tokens, int64_t vocab_s
                 for i in range(0, records.size(), 5)]
     finally:
         del trainer
+
+
+def spell_merges(list records, list values):
+    """``train_merges``' records as merges of values: ``(merges, ids)``, where ``merges`` are
+    the pairs ``(values[left], values[right])`` and ``ids`` the bytes of a uint32 array of
+    ``(left, right, merged)`` per merge. ``values`` (the base values) grows by each new merged
+    value, a record whose merged id is ``len(values)`` (the vocabulary rule). In Cython: in
+    Python this loop took 13 ms of training's 180 at 32,768 merges.
+
+    Python twin: ``model._vocabulary`` (same values and ids from the merges).
+
+    Example:
+        >>> spell_merges([(0, 0, 2, 4, 9), (2, 1, 3, 2, 7)], [b"a", b"b"])[0]
+        [(b'a', b'a'), (b'aa', b'b')]
+    """
+    cdef list merges = []
+    cdef tuple record
+    cdef uint32_t left, right, merged
+    cdef vector[uint32_t] ids
+    ids.reserve(3 * len(records))
+    for record in records:
+        left, right, merged = record[0], record[1], record[2]
+        pair = (values[left], values[right])
+        if merged == <size_t>len(values):
+            values.append(pair[0] + pair[1])
+        merges.append(pair)
+        ids.push_back(left)
+        ids.push_back(right)
+        ids.push_back(merged)
+    return merges, PyBytes_FromStringAndSize(<const char*>ids.data(), ids.size() * sizeof(uint32_t))
 
 
 def train_merges(chunks, counts, *, str mode, base_tokens, vocab_size, min_frequency,

@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+import numpy as np
+
 from . import _engine
 from .errors import TrainingError
 from .model import MergeModel
@@ -251,16 +253,21 @@ def _learn(counted, options):
     if bar:
         bar.close()
     values = [bytes([b]) for b in range(256)] if mode == "byte" else list(base)
-    merges = []
-    for left_id, right_id, merged_id, frequency, length in result:
-        pair = (values[left_id], values[right_id])
-        if merged_id == len(values):
-            values.append(pair[0] + pair[1])
-        merges.append(pair)
-        if log:
-            log(len(merges), pair, values[merged_id], frequency, length, len(values))
-    model = MergeModel(
-        mode=mode, merges=merges, base_tokens=base if mode == "char" else None, byte_fallback=options["byte_fallback"]
+    merges, packed_ids = _engine.spell_merges(result, values)
+    if log:
+        vocabulary = floor
+        for number, (record, pair) in enumerate(zip(result, merges), 1):
+            left_id, right_id, merged_id, frequency, length = record
+            vocabulary += merged_id == vocabulary
+            log(number, pair, values[merged_id], frequency, length, vocabulary)
+    merge_ids = np.frombuffer(packed_ids, dtype=np.uint32).reshape(-1, 3)
+    model = MergeModel._learned(
+        mode=mode,
+        base_tokens=base if mode == "char" else None,
+        byte_fallback=options["byte_fallback"],
+        merges=merges,
+        values=values,
+        merge_ids=merge_ids,
     )
     tokenizer = Tokenizer(
         model, pattern=options["pattern_given"], normalization=normalization, special_tokens=options["special_tokens"]

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import bytepair
 from bytepair import patterns, reference
 from bytepair.errors import TrainingError
+from bytepair.model import MergeModel
 
 # Small alphabets make ties and rebuilt values common, which is where trainers differ.
 tied_text = st.text(alphabet="ab c\n", min_size=0, max_size=120)
@@ -70,6 +71,29 @@ def test_pretokenized_training_equals_reference_on_unique_pieces(text, extra, mo
     tok = bytepair.train(text, mode=mode, vocab_size=vocab_size, min_frequency=1, pattern=pattern)
     assert list(tok.merges) == expected
     assert tok.encode(text) == reference_ids(tok, text, base, expected, pieces)
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    text=st.one_of(tied_text, unicode_text),
+    extra=st.integers(1, 40),
+    mode=st.sampled_from(["char", "byte"]),
+    byte_fallback=st.booleans(),
+)
+def test_the_learned_model_equals_the_model_rebuilt_from_its_merges(text, extra, mode, byte_fallback):
+    # training keeps the values and ids its engine worked out instead of rebuilding them
+    if len(text) < 2:
+        return
+    fallback = byte_fallback and mode == "char"
+    floor = len(set(text)) if mode == "char" else 256
+    learned = bytepair.train(text, mode=mode, vocab_size=floor + extra, min_frequency=1, byte_fallback=fallback).model
+    base_tokens = learned.base_tokens if mode == "char" else None
+    rebuilt = MergeModel(mode=mode, merges=learned.merges, base_tokens=base_tokens, byte_fallback=fallback)
+    assert learned.values == rebuilt.values
+    assert learned.token_bytes == rebuilt.token_bytes
+    assert learned.fallback_ids == rebuilt.fallback_ids
+    learned_pairs, rebuilt_pairs = (model.engine_spec()["pair_columns"] for model in (learned, rebuilt))
+    assert [column.tolist() for column in learned_pairs] == [column.tolist() for column in rebuilt_pairs]
 
 
 def test_base_text_widens_the_alphabet_so_other_splits_encode():
