@@ -32,6 +32,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from .._gc import gc_paused
 from .._io import parse_json, read_tokenizer_text
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
@@ -45,7 +46,6 @@ from .sentencepiece import load_sentencepiece
 from .tekken import is_tekken, load_tekken, tokenizer_from_tekken
 from .tiktoken_files import (
     ENCODINGS,
-    gc_paused,
     load_tiktoken,
     read_rank_file,
     tokenizer_from_ranks,

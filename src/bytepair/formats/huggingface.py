@@ -29,13 +29,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import bytelevel
+from .._gc import gc_paused
 from ..errors import FormatError
 from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
 from ..patterns import PATTERNS, resolve_pattern
 from ..tokenizer import Tokenizer
 from .hf_regex import hf_regex
-from .tiktoken_files import gc_paused
 
 # Split behaviours that give exactly the regex's matches as pieces (HF's ``Isolated`` also
 # keeps the text between matches as pieces; the named patterns match every character).

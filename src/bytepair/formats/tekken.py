@@ -30,11 +30,11 @@ import base64
 import binascii
 from pathlib import Path
 
+from .._gc import gc_paused
 from .._io import parse_json, read_tokenizer_text
 from ..errors import FormatError
 from ..model import RankModel
 from ..tokenizer import Tokenizer
-from .tiktoken_files import gc_paused
 
 # Mistral's special tokens for tekken files that list none (mistral_common, Tekkenizer's
 # DEPRECATED_SPECIAL_TOKENS): id = position.
