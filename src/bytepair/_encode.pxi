@@ -41,9 +41,10 @@ cdef extern from "engine/encoder.hpp":
     cbool _spreads "bp::spreads"(const EncoderCore& core, const TextRef& text, int threads) nogil
     void _encode_batch "bp::encode_batch"(EncoderCore& core, const vector[TextRef]& texts,
                                           int threads, vector[vector[uint32_t]]& outs,
-                                          vector[uint32_t]& unknown) except + nogil
+                                          vector[uint32_t]& unknown,
+                                          vector[uint32_t]* surrogates) except + nogil
     cbool _concat_ids "bp::concat_ids"[T](const vector[vector[uint32_t]]& outs, T* out, int64_t* offsets,
-                                          uint32_t& bad) nogil
+                                          uint32_t& bad, int threads) except + nogil
     cbool _has_surrogates "bp::has_surrogates"(int kind, const void* data, size_t n) nogil
     size_t _idle_cache_bytes "bp::idle_cache_bytes.load"() nogil
     size_t _set_spread_min_chars_c "bp::set_spread_min_chars"(size_t n) nogil
@@ -129,11 +130,16 @@ def _set_spread_min_chars(size_t n):
 
 
 cdef str _checked_text(object text):
+    return clean_surrogates(_checked_str(text))
+
+
+cdef str _checked_str(object text):
+    """``text`` if it is a str the engine can take; its surrogates are the caller's to clean."""
     if not isinstance(text, str):
         raise TypeError(f"text must be a str, not {type(text).__name__}")
     if len(text) >= 2**32 - 1:
         raise ValueError(f"text of {len(text)} characters is too long; encode it in parts under 2**32")
-    return clean_surrogates(text)
+    return text
 
 
 cdef uint32_t _checked_id(object value, str what) except? 0xFFFFFFFF:
@@ -352,14 +358,19 @@ cdef class Encoder:
         cdef vector[TextRef] refs
         cdef vector[vector[uint32_t]] outs
         cdef int threads
-        texts = [_checked_text(text) for text in texts]
+        texts = [_checked_str(text) for text in texts]
         threads = self._run_batch(texts, num_threads, refs, outs)
         return _batch_lists(outs, self._id_objects, threads)
 
     cdef int _run_batch(self, list texts, num_threads, vector[TextRef]& refs,
                         vector[vector[uint32_t]]& outs) except -1:
-        """Encodes checked ``texts`` into ``outs`` on threads; returns how many it asked for."""
-        cdef vector[uint32_t] unknown
+        """Encodes ``texts`` (checked by ``_checked_str``) into ``outs`` on threads; returns
+        how many it asked for. The threads pass over texts with surrogates, which are cleaned
+        here and encoded after the others."""
+        cdef vector[uint32_t] unknown, surrogates
+        cdef vector[TextRef] cleaned_refs
+        cdef vector[vector[uint32_t]] cleaned_outs
+        cdef size_t k
         cdef int threads
         total = 0
         for text in texts:
@@ -371,7 +382,15 @@ cdef class Encoder:
         # a thread costs about as much to start as encoding 10K characters
         threads = max(1, min(wanted, len(texts), total // 10_000 + 1))
         with nogil:
-            _encode_batch(self._core[0], refs, threads, outs, unknown)
+            _encode_batch(self._core[0], refs, threads, outs, unknown, &surrogates)
+        if surrogates.size():
+            cleaned = [clean_surrogates(texts[k]) for k in surrogates]
+            for text in cleaned:
+                cleaned_refs.push_back(_ref(text))
+            with nogil:
+                _encode_batch(self._core[0], cleaned_refs, 1, cleaned_outs, unknown, NULL)
+            for k in range(surrogates.size()):
+                outs[surrogates[k]].swap(cleaned_outs[k])
         _raise_unknown(unknown)
         return threads
 
@@ -387,10 +406,11 @@ cdef class Encoder:
         """
         cdef vector[TextRef] refs
         cdef vector[vector[uint32_t]] outs
+        cdef int threads
         _check_out_dtype(out_dtype)
-        texts = [_checked_text(text) for text in texts]
-        self._run_batch(texts, num_threads, refs, outs)
-        return _concat_arrays(outs, out_dtype)
+        texts = [_checked_str(text) for text in texts]
+        threads = self._run_batch(texts, num_threads, refs, outs)
+        return _concat_arrays(outs, out_dtype, threads)
 
     def encode_to_array(self, text, out_dtype="uint32", num_threads=None):
         """The ids of ``text`` as a numpy array of ``out_dtype`` ("uint16" or "uint32"); threads
@@ -402,8 +422,8 @@ cdef class Encoder:
         """
         cdef vector[vector[uint32_t]] outs
         _check_out_dtype(out_dtype)
-        self._run_spread(text, num_threads, outs)
-        return _concat_arrays(outs, out_dtype)[0]
+        cdef int threads = self._run_spread(text, num_threads, outs)
+        return _concat_arrays(outs, out_dtype, threads)[0]
 
     def split(self, text):
         """The scanner's pieces of ``text`` (after the surrogate clean-up), for debugging.
@@ -494,9 +514,10 @@ cdef int _check_out_dtype(object out_dtype) except -1:
     return 0
 
 
-cdef tuple _concat_arrays(const vector[vector[uint32_t]]& outs, str out_dtype):
+cdef tuple _concat_arrays(const vector[vector[uint32_t]]& outs, str out_dtype, int threads):
     """``outs`` end to end in one numpy array of ``out_dtype`` and the int64 offsets where each
-    starts (``len(outs) + 1`` items); ``OverflowError`` if an id does not fit in uint16."""
+    starts (``len(outs) + 1`` items), copied on ``threads`` threads; ``OverflowError`` if an id
+    does not fit in uint16."""
     import numpy
 
     cdef size_t k, total = 0
@@ -513,11 +534,11 @@ cdef tuple _concat_arrays(const vector[vector[uint32_t]]& outs, str out_dtype):
     if out_dtype == "uint32":
         large = ids
         with nogil:
-            fits = _concat_ids(outs, &large[0] if total else <uint32_t*>NULL, &starts[0], bad)
+            fits = _concat_ids(outs, &large[0] if total else <uint32_t*>NULL, &starts[0], bad, threads)
     else:
         small = ids
         with nogil:
-            fits = _concat_ids(outs, &small[0] if total else <uint16_t*>NULL, &starts[0], bad)
+            fits = _concat_ids(outs, &small[0] if total else <uint16_t*>NULL, &starts[0], bad, threads)
     if not fits:
         raise OverflowError(f"token id {bad} does not fit in uint16; use out_dtype='uint32'")
     return ids, offsets

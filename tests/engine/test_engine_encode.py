@@ -257,6 +257,26 @@ def test_lone_surrogates_are_cleaned_like_tiktoken(cl100k):
     assert encoder.split("x\ud83d\ude00") == ["x", "\U0001f600"]
 
 
+@pytest.mark.data
+@pytest.mark.peers
+def test_lone_surrogates_in_a_batch_are_cleaned_like_tiktoken(cl100k):
+    # the batch's threads pass over texts with surrogates, which are cleaned and encoded after
+    encoder, encoding = cl100k
+    texts = ["plain text", "a\ud800b", "more plain text " * 50, "\udfff", "x\ud83d\ude00y", "ok \udc80\ud800 ok"] * 40
+    expected = [encoding.encode_ordinary(text) for text in texts]
+    assert encoder.encode_batch(texts, num_threads=2) == expected
+    ids, offsets = encoder.encode_batch_to_array(texts, num_threads=2)
+    assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(len(texts))] == expected
+
+
+def test_a_cleaned_surrogate_with_no_id_is_reported_from_a_batch():
+    encoder, ids = replay_encoder("char", [("a", "b")], "ab")
+    assert encoder.encode_batch(["ab", "ba"]) == [[ids["ab"]], [ids["b"], ids["a"]]]
+    with pytest.raises(_engine.UnknownCharacters) as error:
+        encoder.encode_batch(["ab", "a\ud800b", "abz"], num_threads=2)
+    assert error.value.characters == ["z", "\ufffd"]  # the lone surrogate became U+FFFD
+
+
 # -- the other entry points -----------------------------------------------------------------
 
 

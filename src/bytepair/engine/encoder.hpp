@@ -771,19 +771,47 @@ inline void encode_concat(EncoderCore& core, const std::vector<TextRef>& texts, 
     sorted_unique(unknown);
 }
 
+// Blocks of 256 without an early exit inside, so that the compiler vectorizes the test. The
+// surrogates are counted, not OR-ed into a bool: GCC left the bool's loop scalar, 3% of
+// encoding time on UDHR (a 4-byte str of 6.4 M characters) in perf.
+template <class C> bool any_surrogate(const C* s, size_t n) {
+    for (size_t start = 0; start < n; start += 256) {
+        size_t end = std::min(n, start + 256);
+        uint32_t found = 0;
+        for (size_t k = start; k < end; ++k) found += (uint32_t(s[k]) & 0xFFFFF800u) == 0xD800u;
+        if (found) return true;
+    }
+    return false;
+}
+
+inline bool has_surrogates(int kind, const void* data, size_t n) {
+    if (kind == 2) return any_surrogate(static_cast<const uint16_t*>(data), n);
+    if (kind == 4) return any_surrogate(static_cast<const uint32_t*>(data), n);
+    return false;
+}
+
 // Each text into its own id list, on up to `threads` threads that take texts in turn (fewer
 // if the OS refuses some; see threads.hpp). Exceptions reach the caller.
 // Ids go to the worker's own buffer and are copied to `outs[k]` once: the vectors of `outs` lie
 // side by side, and appending to two of them from two threads wrote one cache line from both
 // cores on every id (false sharing). Two threads against one went from 1.37x to 1.66-1.97x
 // (WikiText-2 train, cl100k, warm caches); encode_spread and counting do the same.
+// With `surrogates`, a text that holds a surrogate is not encoded: its index goes there (in
+// order), for the caller to clean (tiktoken's rule, in Python) and encode again. The test so
+// runs on the threads, not before them on one (WikiText-2 train's 6,212 sections: 2.5 ms).
 inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, int threads,
-                         std::vector<std::vector<uint32_t>>& outs, std::vector<uint32_t>& unknown) {
+                         std::vector<std::vector<uint32_t>>& outs, std::vector<uint32_t>& unknown,
+                         std::vector<uint32_t>* surrogates = nullptr) {
     outs.resize(texts.size());
     std::mutex mutex;
     share_out(threads, texts.size(), [&](int, auto& next) {
         Borrowed b(core.pool);
         for (size_t k; next(k);) {
+            if (surrogates && has_surrogates(texts[k].kind, texts[k].data, texts[k].length)) {
+                std::lock_guard<std::mutex> guard(mutex);
+                surrogates->push_back(uint32_t(k));
+                continue;
+            }
             b.w->ids.clear();
             encode_ref(core, *b.w, texts[k], false, b.w->ids);
             outs[k].assign(b.w->ids.begin(), b.w->ids.end());
@@ -792,6 +820,7 @@ inline void encode_batch(EncoderCore& core, const std::vector<TextRef>& texts, i
         unknown.insert(unknown.end(), b.w->unknown.begin(), b.w->unknown.end());
     });
     sorted_unique(unknown);
+    if (surrogates) std::sort(surrogates->begin(), surrogates->end());
 }
 
 // One text in char mode without a pattern, spread over threads: cut at safe boundaries
@@ -841,55 +870,55 @@ inline void encode_spread(EncoderCore& core, const TextRef& t, int threads, std:
     sorted_unique(unknown);
 }
 
+// One list's ids into `out` as T; false if an id does not fit in T (one test per list, not per
+// id, so that the loop vectorizes).
+template <class T> bool copy_ids(const std::vector<uint32_t>& ids, T* out) {
+    if (sizeof(T) == sizeof(uint32_t)) {
+        if (!ids.empty()) std::memcpy(out, ids.data(), ids.size() * sizeof(uint32_t));
+        return true;
+    }
+    uint32_t high = 0;
+    for (size_t i = 0; i < ids.size(); ++i) {
+        high |= ids[i];
+        out[i] = T(ids[i]);
+    }
+    return high <= T(~T(0));
+}
+
 // A batch's id lists end to end in `out` (T: uint16_t or uint32_t); `offsets[k]` is where text
-// k's ids start, offsets[outs.size()] the total. Returns false, with `bad` the id, if an id does
-// not fit in T (what was copied is then unspecified).
+// k's ids start, offsets[outs.size()] the total. Returns false, with `bad` an id of the first
+// list that holds one, if an id does not fit in T (what was copied is then unspecified). The
+// lists are copied on up to `threads` threads: on one, the copy was the largest part of a
+// two-thread encode_batch_to_array that ran on one core (WikiText-2 train's 6,212 sections:
+// 9 MB of ids, 3-4 ms).
 template <class T>
-bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t* offsets, uint32_t& bad) {
+bool concat_ids(const std::vector<std::vector<uint32_t>>& outs, T* out, int64_t* offsets, uint32_t& bad,
+                int threads = 1) {
     int64_t at = 0;
     for (size_t k = 0; k < outs.size(); ++k) {
         offsets[k] = at;
-        const std::vector<uint32_t>& ids = outs[k];
-        if (sizeof(T) == sizeof(uint32_t)) {
-            if (!ids.empty()) std::memcpy(out + at, ids.data(), ids.size() * sizeof(uint32_t));
-        } else {
-            uint32_t high = 0;  // one test per list, not per id, so that the loop vectorizes
-            for (size_t i = 0; i < ids.size(); ++i) {
-                high |= ids[i];
-                out[at + int64_t(i)] = T(ids[i]);
-            }
-            if (high > T(~T(0))) {
-                for (uint32_t id : ids) {
-                    if (id > T(~T(0))) {
-                        bad = id;
-                        break;
-                    }
-                }
-                return false;
-            }
-        }
-        at += int64_t(ids.size());
+        at += int64_t(outs[k].size());
     }
     offsets[outs.size()] = at;
-    return true;
-}
-
-// Blocks of 256 without an early exit inside, so that the compiler vectorizes the test. The
-// surrogates are counted, not OR-ed into a bool: GCC left the bool's loop scalar, 3% of
-// encoding time on UDHR (a 4-byte str of 6.4 M characters) in perf.
-template <class C> bool any_surrogate(const C* s, size_t n) {
-    for (size_t start = 0; start < n; start += 256) {
-        size_t end = std::min(n, start + 256);
-        uint32_t found = 0;
-        for (size_t k = start; k < end; ++k) found += (uint32_t(s[k]) & 0xFFFFF800u) == 0xD800u;
-        if (found) return true;
+    size_t lists = std::max<size_t>(1, outs.size() / (8 * size_t(std::max(threads, 1))));  // per item
+    size_t first_bad = outs.size();
+    std::mutex mutex;
+    share_out(threads, (outs.size() + lists - 1) / lists, [&](int, auto& next) {
+        for (size_t item; next(item);) {
+            for (size_t k = item * lists; k < std::min(outs.size(), (item + 1) * lists); ++k) {
+                if (copy_ids(outs[k], out + offsets[k])) continue;
+                std::lock_guard<std::mutex> guard(mutex);
+                first_bad = std::min(first_bad, k);
+            }
+        }
+    });
+    if (first_bad == outs.size()) return true;
+    for (uint32_t id : outs[first_bad]) {
+        if (id > T(~T(0))) {
+            bad = id;
+            break;
+        }
     }
-    return false;
-}
-
-inline bool has_surrogates(int kind, const void* data, size_t n) {
-    if (kind == 2) return any_surrogate(static_cast<const uint16_t*>(data), n);
-    if (kind == 4) return any_surrogate(static_cast<const uint32_t*>(data), n);
     return false;
 }
 
