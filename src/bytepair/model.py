@@ -78,7 +78,7 @@ class MergeModel:
     def _learned(cls, *, mode, base_tokens, byte_fallback, merges, values, merge_ids):
         """The model of what bytepair's trainer learned: ``merges`` with the ``values`` and
         ``merge_ids`` the trainer worked out, trusted rather than rebuilt (rebuilding them took
-        a quarter of training at 32,768 on WikiText-2; tests compare the two)."""
+        a sixth of training at 32,768 on WikiText-2; tests compare the two)."""
         model = cls.__new__(cls)
         model._set_base(mode, base_tokens, byte_fallback)
         model._merges = tuple(merges)

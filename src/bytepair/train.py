@@ -269,7 +269,7 @@ def _learn(counted, options):
     if log:
         vocabulary = floor
         for number, (record, pair) in enumerate(zip(result, merges), 1):
-            left_id, right_id, merged_id, frequency, length = record
+            merged_id, frequency, length = record[2:]
             vocabulary += merged_id == vocabulary
             log(number, pair, values[merged_id], frequency, length, vocabulary)
     tokenizer = Tokenizer(
