@@ -26,7 +26,6 @@ cdef extern from "engine/encoder.hpp":
         void set_base_char(uint32_t code_point, uint32_t token_id) except +
         void set_fallback(int byte, uint32_t token_id)
         void add_pair(uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) except +
-        void add_token(const char* data, size_t n, uint32_t token_id) except +
         void add_tokens(const vector[TokenRef]& tokens) except +
         void derive_token_splits()
         void reserve_tokens(size_t n) except +

@@ -142,12 +142,6 @@ struct EncoderCore {
         pairs.add(left, right, rank, merged);
         if (char_mode && !whole_piece) cuts.add_pair(left, right, rank, merged);
     }
-    void add_token(const char* bytes, size_t n, uint32_t id) {
-        const uint8_t* key = reinterpret_cast<const uint8_t*>(bytes);
-        if (n == 0) return;  // pieces are never empty
-        if (token_splits) split_tokens.push_back({key, n, id});
-        insert_token(key, n, id);
-    }
     // The token into the whole-piece tables (the first id of the same bytes stays).
     void insert_token(const uint8_t* key, size_t n, uint32_t id) {
         size_t count;
@@ -186,8 +180,9 @@ struct EncoderCore {
         if (first == ' ' && len > 1 && uint32_t(p[1]) >= 0x80) return has_bit(follows_leading_space, uint32_t(p[1]));
         return true;
     }
-    // add_token for each of `tokens` (the caller's buffers). Under token_splits the tokens are
-    // only noted here and inserted in finish(), beside the pair table's build.
+    // The tokens (the caller's buffers; empty ones, never a piece, are passed over) into the
+    // whole-piece tables. Under token_splits they are only noted here, by pointer, and
+    // inserted in finish(), beside the pair table's build.
     void add_tokens(const std::vector<TokenRef>& tokens) {
         if (!token_splits) return insert_tokens(tokens);
         for (const TokenRef& t : tokens)
