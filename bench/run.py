@@ -17,7 +17,9 @@ memory outlive it), which times one call with ``time.perf_counter`` and reports 
 peak memory: the growth of the child's resident-set high-water mark (``VmHWM``, reset through
 ``/proc/self/clear_refs`` just before the call, so it counts what the call allocates and not
 what the child inherited; where that file is missing, ``ru_maxrss`` minus the resident set at
-the start). A call under a second is timed five times, each in a fresh child (so each starts
+the start). Before the window opens the child hands the heap's free pages back (glibc's
+``malloc_trim``): otherwise a call reuses whatever free memory the parent's earlier work left
+resident, and the same training measured 22 MB after one parent and 26 after another. A call under a second is timed five times, each in a fresh child (so each starts
 cold), in five passes through the section, and the fastest kept (``--quick``: once). A child
 that runs past its time limit is killed and shown as ``> limit``. Ratios are peer time /
 bytepair time from the same run (above 1: bytepair is faster); absolute times move with the
@@ -32,6 +34,7 @@ library on its default threads (rustbpe and HF count in parallel on all cores).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import datetime
 import hashlib
 import json
@@ -138,9 +141,20 @@ def _memory_kb(field_name):
     raise OSError(f"/proc/self/status has no {field_name}")
 
 
+def _release_free_heap():
+    """Hand the heap's free pages back to the kernel (glibc's ``malloc_trim``) where the C
+    library has it, so a call's peak counts the pages it needs rather than depending on how
+    much free memory the parent happened to leave in the heap it forked."""
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc: the free pages stay and the peak is a floor
+        pass
+
+
 def _start_peak_window():
     """(baseline kB, method): reset the high-water mark where Linux allows it, so the peak
     counts only what the call allocates; elsewhere fall back to ``ru_maxrss`` growth."""
+    _release_free_heap()
     try:
         with open("/proc/self/clear_refs", "w") as clear:
             clear.write("5")
