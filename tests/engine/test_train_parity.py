@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib.machinery
 from collections import Counter
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -218,6 +219,22 @@ def test_bytes_chunks_train_like_their_text_in_byte_mode():
     as_text = compiled_records([text], [2], "byte", None, 280, 1)
     as_bytes = compiled_records([text.encode()], [2], "byte", None, 280, 1)
     assert as_bytes == as_text
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_packed_records_hold_the_same_merges_as_the_tuples(layout):
+    pieces, counts = ["héllo wörld", "hello", " world", "aaaa"], [3, 5, 2, 4]
+    tuples = compiled_records(pieces, counts, "byte", None, 300, 1, layout)
+    packed = _engine.train_merges(
+        pieces, counts, mode="byte", base_tokens=[], vocab_size=300, min_frequency=1, layout=layout, packed=True
+    )
+    assert len(tuples) > 10
+    assert np.frombuffer(packed, dtype=np.int64).reshape(-1, 5).tolist() == [list(record) for record in tuples]
+
+
+def test_spell_merges_names_a_records_array_of_the_wrong_shape():
+    with pytest.raises(ValueError, match="5 columns, not 3"):
+        _engine.spell_merges(np.zeros((2, 3), dtype=np.int64), [b"a"])
 
 
 def test_progress_counts_up_to_the_number_of_merges():
