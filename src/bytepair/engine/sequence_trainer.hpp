@@ -1,4 +1,4 @@
-// BPE training over one long sequence in about 2.5 bytes per symbol: seed 000's job (char
+// BPE training over one long sequence in about 3 bytes per symbol: seed 000's job (char
 // mode, no pattern: the whole text is one chunk) without a linked list per symbol.
 //
 // Python twin: bytepair.reference.train_bpe, exactly (same merges in the same order, ties to
@@ -21,9 +21,9 @@
 // - The heap holds each pair once, at a key at least as good as its true (count, -earliest):
 //   counts that fall and earliest positions that go stale are corrected when the pair reaches
 //   the top, and a top whose key is true is the reference's choice.
-// Memory: the array (2 or 4 bytes per symbol), one block id per (pair, block) it occurs in, and
-// the pairs: 36 MB above the start on WikiText-2 train (10.8 MB), against 357 MB for
-// _MergeTrainer. Time: a merge costs a scan of its pair's blocks (all of them for the frequent
+// Memory: the array (2 or 4 bytes per symbol), one 16-bit block id per (pair, block) it occurs
+// in, and the pairs: a whole `train` call at vocab 500 peaks 35 MB above its start on
+// WikiText-2 train (10.8 MB; 39 MB with 32-bit block ids), against 357 MB for _MergeTrainer. Time: a merge costs a scan of its pair's blocks (all of them for the frequent
 // early merges): about _MergeTrainer's at vocab 500 there, 2.4x its time at vocab 2,000, where
 // merges of rarer pairs still scan most blocks.
 #pragma once
@@ -46,9 +46,15 @@
 namespace bp {
 
 // Positions per block of the occurrence index. Larger: fewer block ids per pair; smaller: a rare
-// pair's merge scans less. WikiText-2 train, vocab 500: 36 MB in all at 64 Ki, 44 MB at 16 Ki,
-// in the same time (also at vocab 2,000, and 4 Ki was no faster). Untuned beyond that.
+// pair's merge scans less. WikiText-2 train, vocab 500, with 32-bit block ids: 36 MB in all at
+// 64 Ki, 44 MB at 16 Ki, in the same time (also at vocab 2,000, and 4 Ki was no faster).
+// Untuned beyond that.
 static const size_t TRAIN_BLOCK = size_t(1) << 16;
+// A block's id: positions stay below 2**32 (end_chunk), so 16 bits hold every block. Block ids
+// are most of the index (1.6 M of them on WikiText-2 train at vocab 500): as uint32 they took
+// 9.5 MB of a 37 MB run.
+typedef uint16_t BlockId;
+static_assert((uint64_t(1) << 32) / TRAIN_BLOCK <= uint64_t(1) << 16, "a block id must fit in 16 bits");
 
 class SequenceTrainerBase {
   public:
@@ -137,7 +143,7 @@ template <class S> class SequenceTrainer : public SequenceTrainerBase {
         uint32_t left, right, earliest;
         int64_t count;
         bool touched;
-        std::vector<uint32_t> blocks;
+        std::vector<BlockId> blocks;
         int64_t key_count;      // its key in the heap: at least its count,
         uint32_t key_earliest;  // at most its earliest position
         uint32_t heap_at;       // where it sits in the heap, or NOT_QUEUED
@@ -181,7 +187,7 @@ template <class S> class SequenceTrainer : public SequenceTrainerBase {
         Pair& p = pairs_[id];
         ++p.count;
         p.earliest = std::min(p.earliest, position);
-        uint32_t block = uint32_t(position / TRAIN_BLOCK);
+        BlockId block = BlockId(position / TRAIN_BLOCK);
         if (p.blocks.empty() || p.blocks.back() != block) p.blocks.push_back(block);
         if (!p.touched) {
             p.touched = true;
@@ -286,7 +292,7 @@ template <class S> class SequenceTrainer : public SequenceTrainerBase {
     inline bool occurs_at(const Pair& p, size_t i) const {
         return seq_[i] == p.left && seq_[next_live(i + 1)] == p.right;
     }
-    static void sort_blocks(std::vector<uint32_t>& blocks) {
+    static void sort_blocks(std::vector<BlockId>& blocks) {
         if (!std::is_sorted(blocks.begin(), blocks.end())) std::sort(blocks.begin(), blocks.end());
         blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
     }
@@ -342,12 +348,12 @@ template <class S> class SequenceTrainer : public SequenceTrainerBase {
 
     // Every occurrence of the pair, left to right, non-overlapping.
     void apply(uint32_t id, uint32_t merged) {
-        std::vector<uint32_t> blocks;
+        std::vector<BlockId> blocks;
         blocks.swap(pairs_[id].blocks);
         sort_blocks(blocks);
         const S a = S(pairs_[id].left), b = S(pairs_[id].right), m = S(merged);
         size_t resume = 1;
-        for (uint32_t block : blocks) {
+        for (BlockId block : blocks) {
             size_t i = std::max(resume, size_t(block) * TRAIN_BLOCK);
             size_t end = std::min(seq_.size() - 1, size_t(block + 1) * TRAIN_BLOCK);
             for (; (i = find(i, end, a)) < end; ++i) {
