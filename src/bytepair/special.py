@@ -31,6 +31,11 @@ def _special_regex(tokens):
     return regex.compile("|".join(regex.escape(t) for t in ordered))
 
 
+def special_regex(tokens):
+    """One compiled pattern that finds any of ``tokens`` (the longest where two start alike)."""
+    return _special_regex(frozenset(tokens))
+
+
 def special_token_list(special_tokens, where="special_tokens"):
     """The caller's special tokens as a list of strings, or a dict token -> id as given.
 

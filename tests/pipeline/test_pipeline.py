@@ -187,6 +187,38 @@ def test_disallowed_special_empty_encodes_specials_as_text(special_tok):
     assert special_tok.decode(ids) == text
 
 
+def test_a_special_token_added_later_is_refused_by_default_too():
+    tok = bytepair.train(SEED_CORPUS, mode="byte", vocab_size=300, pattern="gpt2")
+    text = "user says <|later|> here"
+    assert tok.encode(text) == tok.encode_ordinary(text)  # not special yet: ordinary text
+    tok.add_special_tokens(["<|later|>"])
+    with pytest.raises(ValueError, match=regex.escape("'<|later|>'")):
+        tok.encode(text)
+    ids = tok.encode(text, allowed_special="all")
+    assert tok.special_tokens["<|later|>"] in ids
+    assert tok.decode(ids) == text
+
+
+def test_an_empty_set_of_allowed_specials_is_the_default(special_tok):
+    with pytest.raises(ValueError, match=regex.escape("'<|end|>'")):
+        special_tok.encode("a <|end|>", allowed_special=set())
+    assert special_tok.encode("plain text", allowed_special=set()) == special_tok.encode_ordinary("plain text")
+
+
+@pytest.mark.parametrize("normalization, pattern", [("NFKC", "gpt2"), (None, r"\w+|\s+|[^\w\s]+")])
+def test_normalizing_and_regex_tokenizers_encode_through_their_own_steps(normalization, pattern):
+    tok = bytepair.train(SEED_CORPUS, mode="byte", vocab_size=300, pattern=pattern, normalization=normalization,
+                         special_tokens=["<|end|>"])
+    text = "ﬁne ＡＢＣ, done"  # NFKC: "fine ABC, done"
+    expected = tok.encode_ordinary(text, num_threads=1)  # the general path
+    assert tok.encode_ordinary(text) == expected
+    assert tok.encode(text) == expected
+    if normalization:
+        assert tok.decode(expected) == "fine ABC, done"
+    with pytest.raises(ValueError, match=regex.escape("'<|end|>'")):
+        tok.encode(text + "<|end|>")
+
+
 def test_decoding_special_ids_gives_their_strings(special_tok):
     for token, token_id in special_tok.special_tokens.items():
         assert special_tok.decode([token_id]) == token
