@@ -207,8 +207,14 @@ def test_an_empty_set_of_allowed_specials_is_the_default(special_tok):
 
 @pytest.mark.parametrize("normalization, pattern", [("NFKC", "gpt2"), (None, r"\w+|\s+|[^\w\s]+")])
 def test_normalizing_and_regex_tokenizers_encode_through_their_own_steps(normalization, pattern):
-    tok = bytepair.train(SEED_CORPUS, mode="byte", vocab_size=300, pattern=pattern, normalization=normalization,
-                         special_tokens=["<|end|>"])
+    tok = bytepair.train(
+        SEED_CORPUS,
+        mode="byte",
+        vocab_size=300,
+        pattern=pattern,
+        normalization=normalization,
+        special_tokens=["<|end|>"],
+    )
     text = "ﬁne ＡＢＣ, done"  # NFKC: "fine ABC, done"
     expected = tok.encode_ordinary(text, num_threads=1)  # the general path
     assert tok.encode_ordinary(text) == expected
