@@ -19,8 +19,9 @@ peak memory: the growth of the child's resident-set high-water mark (``VmHWM``, 
 what the child inherited; where that file is missing, ``ru_maxrss`` minus the resident set at
 the start). Before the window opens the child hands the heap's free pages back (glibc's
 ``malloc_trim``): otherwise a call reuses whatever free memory the parent's earlier work left
-resident, and the same training measured 22 MB after one parent and 26 after another. A call under a second is timed five times, each in a fresh child (so each starts
-cold), in five passes through the section, and the fastest kept (``--quick``: once). A child
+resident, and the same training measured 22 MB after one parent and 26 after another. A call
+under a second is timed five times, each in a fresh child (so each starts cold), in five
+passes through the section, and the fastest kept (``--quick``: once). A child
 that runs past its time limit is killed and shown as ``> limit``. Ratios are peer time /
 bytepair time from the same run (above 1: bytepair is faster); absolute times move with the
 machine's load, ratios much less.

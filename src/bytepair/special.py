@@ -112,7 +112,7 @@ def resolve_special(special_tokens, allowed_special, disallowed_special):
 def check_disallowed(text, disallowed):
     """Raise ``DisallowedSpecialTokenError`` if ``text`` contains a disallowed special token."""
     if disallowed:
-        match = _special_regex(frozenset(disallowed)).search(text)
+        match = special_regex(disallowed).search(text)
         if match:
             raise DisallowedSpecialTokenError(match.group())
 
@@ -123,7 +123,7 @@ def split_on_special(text, allowed):
         return [(text, False)] if text else []
     parts = []
     position = 0
-    for match in _special_regex(frozenset(allowed)).finditer(text):
+    for match in special_regex(allowed).finditer(text):
         if match.start() > position:
             parts.append((text[position : match.start()], False))
         parts.append((match.group(), True))

@@ -23,9 +23,10 @@
 //   the top, and a top whose key is true is the reference's choice.
 // Memory: the array (2 or 4 bytes per symbol), one 16-bit block id per (pair, block) it occurs
 // in, and the pairs: a whole `train` call at vocab 500 peaks 35 MB above its start on
-// WikiText-2 train (10.8 MB; 39 MB with 32-bit block ids), against 357 MB for _MergeTrainer. Time: a merge costs a scan of its pair's blocks (all of them for the frequent
-// early merges): about _MergeTrainer's at vocab 500 there, 2.4x its time at vocab 2,000, where
-// merges of rarer pairs still scan most blocks.
+// WikiText-2 train (10.8 MB; 39 MB with 32-bit block ids), against 357 MB for _MergeTrainer.
+// Time: a merge costs a scan of its pair's blocks (all of them for the frequent early merges):
+// about _MergeTrainer's at vocab 500 there, 2.4x its time at vocab 2,000, where merges of
+// rarer pairs still scan most blocks.
 #pragma once
 
 #include <algorithm>
