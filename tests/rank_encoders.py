@@ -25,3 +25,22 @@ def engine_for(ranks, pair_ranks, *, whole_piece, monotonic, pattern=None):
         pattern=pattern,
         fallback_ids=None,
     )
+
+
+def tiktoken_engine_for(ranks, *, pattern=None):
+    """An Encoder over ``ranks`` ({bytes: rank}, ids are ranks, every byte a token) that
+    derives tiktoken's pair table itself, as ``bytepair.load`` does for a rank file."""
+    token_bytes = [None] * len(ranks)
+    for value, rank in ranks.items():
+        token_bytes[rank] = value
+    return _engine.Encoder(
+        mode="byte",
+        token_bytes=token_bytes,
+        base_ids=[ranks[bytes([b])] for b in range(256)],
+        pair_table={},
+        whole_piece=True,
+        monotonic=False,
+        pattern=pattern,
+        fallback_ids=None,
+        token_splits=True,
+    )

@@ -224,6 +224,45 @@ def safe_piece_cuts(piece, pairs):
     ]
 
 
+def premerged_characters(piece, ranks):
+    """The initial tokens of a byte-mode ``piece`` (a str) under tiktoken's rule (``ranks``:
+    ``{token bytes: rank}``, ranks rising from a token's parts to the token): a character
+    whose bytes merge alone into one token ``t`` is ``t``, unless a pair ranked below ``t``
+    can join part of it to a neighbour (``_junction_keys``: a proper prefix of the character
+    after a left key that ends the character before, or a proper suffix before a right key
+    that starts the character after); every other character is its bytes. Merging them gives
+    the tokens of the piece's bytes merged: until rank ``t`` nothing joins the character's
+    bytes to anything else, and after it they are ``t`` (engine/char_tokens.hpp).
+
+    The engine guards with each token's last split only (the others never merge) and may so
+    give more characters as tokens; both are exact.
+
+    Example:
+        >>> e = "\u00e9".encode()  # C3 A9, the token of rank 257
+        >>> ranks = {bytes([b]): b for b in range(256)} | {b" " + e[:1]: 256, e: 257}
+        >>> premerged_characters("\u00e9 \u00e9", ranks)  # " " + C3 ranks below it
+        [b'\xc3\xa9', b' ', b'\xc3', b'\xa9']
+    """
+    pair_ranks = tiktoken_pair_ranks(ranks)
+    junctions = [(keys, rank) for (left, right), rank in pair_ranks.items() if (keys := _junction_keys(left, right))]
+    characters = [c.encode() for c in piece]
+    symbols = []
+    for i, c in enumerate(characters):
+        before = characters[i - 1] if i > 0 else b""
+        after = characters[i + 1] if i + 1 < len(characters) else b""
+        one_token = len(c) > 1 and merge_by_rank([bytes([b]) for b in c], pair_ranks) == [c]
+        guarded = one_token and any(
+            rank < ranks[c]
+            and (
+                (len(right) < len(c) and c.startswith(right) and before.endswith(left))
+                or (len(left) < len(c) and c.endswith(left) and after.startswith(right))
+            )
+            for (left, right), rank in junctions
+        )
+        symbols.extend([c] if one_token and not guarded else [bytes([b]) for b in c])
+    return symbols
+
+
 def vocabulary(base_tokens, merges):
     """Token values in id order: the base, then each new merged value once (seed 000)."""
     values = list(base_tokens)

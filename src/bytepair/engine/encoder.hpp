@@ -8,7 +8,8 @@
 //
 // Design, and why:
 // - One piece at a time, from its initial symbols (bytes, or characters mapped to base ids),
-//   merged by the pair table (merge.hpp, pair_table.hpp).
+//   merged by the pair table (merge.hpp, pair_table.hpp); in byte mode a character enters as
+//   its token where that is exact (char_tokens.hpp).
 // - A whole-piece lookup first (tiktoken's and HF's vocabularies hold most pieces as one
 //   token), in tables shared by every thread, so no thread learns a single-token piece again;
 //   then the worker's cache (worker_pool.hpp), which then only holds what merging made; then
@@ -29,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "char_tokens.hpp"
 #include "cuts.hpp"
 #include "hashing.hpp"
 #include "merge.hpp"
@@ -104,6 +106,7 @@ struct EncoderCore {
     PairTable pairs;
     CutTable cuts;                                       // char mode without whole-piece lookup
     PieceCutTable piece_cuts;                            // byte mode: cuts inside a piece
+    CharTokenTable char_tokens;                          // byte mode: characters as tokens
     ShortMap short_vocab;                                // whole-piece lookup
     PieceMap long_vocab;
     // Code points from U+0080 to below LEAD_LIMIT whose UTF-8 begins a token of more bytes
@@ -213,6 +216,7 @@ struct EncoderCore {
 
     void finish() {
         std::vector<uint32_t> split_count;
+        std::vector<std::pair<uint32_t, uint32_t>> characters;  // tokens of one character
         if (token_splits) {
             // the whole-piece tables and the pair table read the same tokens and nothing of
             // each other, so they are built side by side; with the two threads of
@@ -223,11 +227,12 @@ struct EncoderCore {
                 pairs.build();
             }, [this] { insert_tokens(split_tokens); });
             keep_last_merges(split_count);
+            characters = one_character_tokens();
         } else {
             pairs.build();
         }
         std::vector<TokenRef>().swap(split_tokens);
-        if (!char_mode) build_piece_cuts();
+        if (!char_mode) build_piece_cuts(characters);
         if (char_mode && !whole_piece) {
             std::vector<std::pair<uint32_t, uint32_t>> base;  // (id, code point)
             for (uint32_t cp = 0; cp < 0x10000; ++cp)
@@ -293,12 +298,14 @@ struct EncoderCore {
     // ids, then the cuts. Each id is first worked out from the first pair that makes it (depth
     // first), then the pairs are passed over until nothing changes (an id whose first pair
     // never forms may still come from another). An id left unknown is one no merging makes.
-    void build_piece_cuts() {
+    void build_piece_cuts(const std::vector<std::pair<uint32_t, uint32_t>>& characters) {
         static constexpr uint64_t NOT_MADE = PairTable::NOT_MADE;
         std::vector<std::pair<uint32_t, uint32_t>> parts;
+        std::vector<uint32_t> part_ranks;
         std::vector<uint64_t> maker;  // merged id -> left << 32 | right
-        pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t, uint32_t merged) {
+        pairs.for_each_pair([&](uint32_t left, uint32_t right, uint32_t rank, uint32_t merged) {
             parts.push_back({left, right});
+            part_ranks.push_back(rank);
             if (merged >= maker.size()) maker.resize(std::max<size_t>(size_t(merged) + 1, 2 * maker.size()), NOT_MADE);
             if (maker[merged] == NOT_MADE) maker[merged] = uint64_t(left) << 32 | right;
         });
@@ -347,7 +354,49 @@ struct EncoderCore {
             });
         }
         piece_cuts.build(ends, parts);
-        if (token_splits && ranks_rise(maker)) pairs.set_makers(std::move(maker));
+        if (token_splits && ranks_rise(maker)) {
+            pairs.set_makers(std::move(maker));
+            build_char_tokens(ends, parts, part_ranks, characters);
+        }
+    }
+
+    // (code point, id) of each token whose bytes are one character of two bytes or more.
+    std::vector<std::pair<uint32_t, uint32_t>> one_character_tokens() const {
+        std::vector<std::pair<uint32_t, uint32_t>> characters;
+        for (const TokenRef& t : split_tokens) {
+            uint32_t cp;
+            if (t.length >= 2 && t.length <= 4 && utf8_first(t.bytes, t.length, cp) == t.length)
+                characters.push_back({cp, t.id});
+        }
+        return characters;
+    }
+
+    // The characters whose bytes merge alone into their token, and the pairs (`parts`, their
+    // `ranks`) that join part of a character to another, into char_tokens; ranks must rise
+    // (ranks_rise).
+    void build_char_tokens(const std::vector<PieceCutTable::Ends>& ends,
+                           const std::vector<std::pair<uint32_t, uint32_t>>& parts, const std::vector<uint32_t>& ranks,
+                           std::vector<std::pair<uint32_t, uint32_t>> characters) {
+        std::vector<CharTokenTable::Junction> junctions;
+        for (size_t k = 0; k < parts.size(); ++k) {
+            uint32_t left = parts[k].first, right = parts[k].second;
+            uint64_t l, r;
+            if (left < ends.size() && right < ends.size() && ends[left].length && ends[right].length &&
+                PieceCutTable::left_key(ends[left], l) && PieceCutTable::right_key(ends[right], r) &&
+                (CharTokenTable::inside_before(r) || CharTokenTable::inside_after(l)))
+                junctions.push_back({l, r, ranks[k]});
+        }
+        ShortSymbol merged[4];
+        uint32_t ids[4];
+        auto merges_alone = [&](const std::pair<uint32_t, uint32_t>& c) {
+            unsigned n;
+            uint32_t bytes = utf8_of(c.first, n);
+            for (unsigned k = 0; k < n; ++k) ids[k] = base_byte[(bytes >> (8 * k)) & 0xFF];
+            return merge_array(pairs, false, ids, n, merged) == 1 && merged[0].id == c.second;
+        };
+        characters.erase(std::remove_if(characters.begin(), characters.end(), [&](const auto& c) { return !merges_alone(c); }),
+                         characters.end());
+        char_tokens.build(characters, junctions);
     }
 
     // Whether every pair ranks as the id it makes and above each of its parts that a pair
@@ -377,7 +426,10 @@ inline bool initial_symbols(const EncoderCore& core, Worker& w, const C* p, size
     symbols.clear();
     if (!core.char_mode) {
         symbols.resize(utf8_len);
-        for (size_t k = 0; k < utf8_len; ++k) symbols[k] = core.base_byte[utf8[k]];
+        if (utf8_len > len && core.char_tokens.enabled())
+            symbols.resize(core.char_tokens.symbols(p, len, utf8, utf8_len, core.base_byte, symbols.data()));
+        else
+            for (size_t k = 0; k < utf8_len; ++k) symbols[k] = core.base_byte[utf8[k]];
         return true;
     }
     bool known = true;

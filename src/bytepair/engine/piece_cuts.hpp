@@ -206,6 +206,9 @@ class PieceCutTable {
         uint32_t bytes = utf8_of(cp, n);
         return make_key(bytes, n);
     }
+
+  public:
+    // A pair's junction keys (up to 4 bytes, first byte lowest, their count in bits 32 up).
     // The left side's key: its last character, whole, or its bytes if all are continuation
     // bytes; false if it ends inside a character (or in bytes valid UTF-8 never has).
     static bool left_key(const Ends& e, uint64_t& key) {
@@ -229,6 +232,8 @@ class PieceCutTable {
         key = make_key(e.head, std::min(need, e.length));
         return true;
     }
+
+  private:
 
     // Keys -> classes 2, 3, ... in order of arrival; open addressing, at most half full (an
     // unordered_map made the build 3x slower: it looks up 200K junction keys and 1M suffixes

@@ -1,0 +1,201 @@
+// Characters that enter a piece's merging as one token: a character whose bytes merge alone
+// into token t is given as t, not as its bytes, wherever merging it first cannot change the
+// piece's ids.
+//
+// Python twin: bytepair.reference.premerged_characters (the piece merged from those symbols
+// must give the tokens of its bytes merged: tests/engine/test_engine_char_tokens.py).
+//
+// Why it is exact, for ranks that rise from a token's parts to the token (tiktoken's files,
+// EncoderCore::ranks_rise): merging then applies ranks in rising order. A merge that joins
+// part of character c, not all of it, to a neighbour is made at c's boundary (piece_cuts.hpp),
+// with c's side a proper prefix of c's UTF-8 (the boundary before c) or a proper suffix (after
+// it). If no pair of rank below t can make such a junction with c's neighbours, then until
+// rank t nothing joins c's bytes to anything else, c's bytes merge as they do alone, and c is
+// t once rank t has passed; every pair with t in it ranks above t. So c given as t from the
+// start meets the same merges, less its own. A pair "can make the junction" when its other
+// key fits: its left's last character (or its continuation bytes) ends the UTF-8 before c, or
+// its right's first character (or the prefix of one it ends in) starts the UTF-8 after c. At
+// the ends of a piece or of a cut part (merged alone) there is nothing to fit.
+//
+// Why: a piece that is merged is mostly new text, and outside ASCII its first merges are
+// those inside characters. UDHR (460 languages), the merged pieces' characters of 2-4 bytes
+// that are an o200k token: 85% enter as one (the rest mostly follow a space, which " " + a
+// lead byte would take first). A first call, o200k: 146-152 -> 142-144 ms (3-5%); cl100k,
+// whose tokens hold fewer whole characters, and random CJK + emoji within the noise (three
+// alternated rounds, best of 7). The pairs inside a character are the cheap, dense ones
+// (pair_table.hpp), so the symbols saved (22% for o200k) save less time; with the guards
+// ignored (not exact), as an upper bound: 131 ms. Building the table: o200k 3.5 ms, cl100k
+// 0.7 ms. Long pieces are merged in chunks as before: a seam's test (merge.hpp, seam_walk)
+// reads the two ids' merge trees, which describe their bytes, and the symbols merge alike.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+#include "compat.hpp"
+#include "hashing.hpp"
+
+namespace bp {
+
+class CharTokenTable {
+  public:
+    // A pair that joins two characters, by its junction keys (PieceCutTable's: up to 4 bytes,
+    // first byte lowest, their count in bits 32 up): its left's last character or its
+    // continuation bytes, and its right's first character or the prefix of one it ends in.
+    struct Junction {
+        uint64_t left, right;
+        uint32_t rank;
+    };
+
+    bool enabled() const { return !entries_.empty(); }
+
+    // Whether a junction has part of a character on one side: only those are kept.
+    static bool inside_before(uint64_t right) { return length_of(right) < utf8_sequence_length(uint32_t(right) & 0xFF); }
+    static bool inside_after(uint64_t left) { return utf8_continuation(uint32_t(left) & 0xFF); }
+
+    // `characters`: (code point, token) for characters of 2-4 bytes that their bytes merge
+    // alone into; `junctions`: the pairs of the pair table that join part of a character to
+    // another (inside_before or inside_after). Characters from CODE_POINT_LIMIT on are left
+    // as bytes.
+    void build(const std::vector<std::pair<uint32_t, uint32_t>>& characters, const std::vector<Junction>& junctions) {
+        entries_.clear();
+        guards_.clear();
+        present_.clear();
+        if (characters.empty()) return;
+        // the junctions with a part of a character on one side, by that part
+        // (the part's key, the neighbour's key, rank), sorted: the junctions by the part of a
+        // character on one side, the first k bytes of a character (before it) or its last k
+        // bytes (after it)
+        std::vector<Side> by_prefix, by_suffix;
+        for (const Junction& j : junctions) {
+            if (inside_before(j.right)) by_prefix.push_back({j.right, j.left, j.rank});
+            if (inside_after(j.left)) by_suffix.push_back({j.left, j.right, j.rank});
+        }
+        std::sort(by_prefix.begin(), by_prefix.end());
+        std::sort(by_suffix.begin(), by_suffix.end());
+        uint32_t top = 0;
+        for (const auto& c : characters)
+            if (c.first < CODE_POINT_LIMIT) top = std::max(top, c.first + 1);
+        entries_.assign(top, Entry{});
+        present_.assign((top + 63) / 64, 0);
+        std::vector<Guard> guards;
+        for (const auto& c : characters) {
+            if (c.first >= top) continue;
+            uint32_t token = c.second;
+            unsigned n;
+            uint32_t bytes = utf8_of(c.first, n);
+            guards.clear();
+            for (unsigned k = 1; k < n; ++k) {
+                add_guards(by_prefix, key_of(bytes, k), token, false, guards);
+                add_guards(by_suffix, key_of(bytes >> (8 * (n - k)), k), token, true, guards);
+            }
+            std::sort(guards.begin(), guards.end());
+            guards.erase(std::unique(guards.begin(), guards.end()), guards.end());
+            if (guards.size() > MAX_GUARDS || guards_.size() >= (size_t(1) << 24)) continue;  // left as bytes
+            entries_[c.first] = {token, uint32_t(guards_.size()) << 8 | uint32_t(guards.size())};
+            present_[c.first / 64] |= uint64_t(1) << (c.first % 64);
+            guards_.insert(guards_.end(), guards.begin(), guards.end());
+        }
+    }
+
+    // The initial symbols of a piece (`len` code points, `utf8` its UTF-8) into `out` (room
+    // for utf8_len): each character its token where that is exact, else its bytes' base ids.
+    // Returns how many.
+    template <class C>
+    inline size_t symbols(const C* p, size_t len, const uint8_t* utf8, size_t utf8_len, const uint32_t* base_byte,
+                          uint32_t* out) const {
+        size_t n = 0, at = 0, before = 0;  // before: where the character before starts
+        for (size_t k = 0; k < len; ++k) {
+            uint32_t cp = uint32_t(p[k]);
+            unsigned bytes = utf8_sequence_length(utf8[at]);
+            const Entry* e = cp < entries_.size() && ((present_[cp / 64] >> (cp % 64)) & 1) ? &entries_[cp] : nullptr;
+            if (e && (e->guards == 0 || unguarded(*e, utf8, utf8_len, before, at, bytes))) {
+                out[n++] = e->token;
+            } else {
+                for (unsigned j = 0; j < bytes; ++j) out[n++] = base_byte[utf8[at + j]];
+            }
+            before = at;
+            at += bytes;
+        }
+        return n;
+    }
+
+    size_t bytes() const {
+        return entries_.capacity() * sizeof(Entry) + guards_.capacity() * sizeof(Guard) +
+               present_.capacity() * sizeof(uint64_t);
+    }
+
+  private:
+    // Guards above which a character is left as bytes: each is checked at each occurrence.
+    // Untuned (o200k: 94% of its one-character tokens have at most 8).
+    static const size_t MAX_GUARDS = 16;
+    // Code points with entries (8 bytes each): the Basic Multilingual Plane and the emoji.
+    static const uint32_t CODE_POINT_LIMIT = 0x20000;
+    static const uint32_t NONE = 0xFFFFFFFFu;
+
+    // A neighbour that some pair ranked below the character's token would join to part of it:
+    // the UTF-8 that ends the character before (`after` false) or starts the one after.
+    struct Guard {
+        uint32_t key;
+        uint8_t length;
+        bool after;
+        bool operator<(const Guard& o) const {
+            return key != o.key ? key < o.key : length != o.length ? length < o.length : after < o.after;
+        }
+        bool operator==(const Guard& o) const { return key == o.key && length == o.length && after == o.after; }
+    };
+    // A junction by the part of a character on one side: that part's key, the other side's.
+    struct Side {
+        uint64_t part, other;
+        uint32_t rank;
+        bool operator<(const Side& o) const { return part < o.part; }
+    };
+    // Guards for a character whose first or last bytes are `part`, from `sides` sorted by part:
+    // the other keys of the junctions ranked below its token.
+    static void add_guards(const std::vector<Side>& sides, uint64_t part, uint32_t token, bool after,
+                           std::vector<Guard>& guards) {
+        auto from = std::lower_bound(sides.begin(), sides.end(), Side{part, 0, 0});
+        for (auto s = from; s != sides.end() && s->part == part; ++s)
+            if (s->rank < token) guards.push_back({uint32_t(s->other), uint8_t(length_of(s->other)), after});
+    }
+    struct Entry {
+        uint32_t token = NONE;
+        uint32_t guards = 0;  // first guard << 8 | how many
+    };
+
+    static inline uint32_t length_of(uint64_t key) { return uint32_t(key >> 32); }
+    static inline uint64_t key_of(uint32_t bytes, unsigned n) {
+        return uint64_t(n) << 32 | (n >= 4 ? bytes : bytes & ((1u << (8 * n)) - 1));
+    }
+    static inline uint32_t read(const uint8_t* at, unsigned n) {
+        uint32_t v = 0;
+        for (unsigned k = 0; k < n; ++k) v |= uint32_t(at[k]) << (8 * k);
+        return v;
+    }
+    // Whether none of the entry's guards fits the characters around the one at `at`.
+    inline bool unguarded(const Entry& e, const uint8_t* utf8, size_t utf8_len, size_t before, size_t at,
+                          unsigned bytes) const {
+        const Guard* g = &guards_[e.guards >> 8];
+        const Guard* end = g + (e.guards & 0xFF);
+        size_t next = at + bytes;
+        unsigned next_bytes = next < utf8_len ? utf8_sequence_length(utf8[next]) : 0;
+        for (; g != end; ++g) {
+            if (g->after ? g->length <= next_bytes && read(utf8 + next, g->length) == g->key
+                         : g->length <= at - before && read(utf8 + at - g->length, g->length) == g->key)
+                return false;
+        }
+        return true;
+    }
+
+    std::vector<Entry> entries_;     // by code point; empty: off
+    // which code points have a token: random CJK text (cl100k: few of its ideographs are
+    // tokens) read entries_ at random, a cache miss a character; this is 16 KB
+    std::vector<uint64_t> present_;
+    std::vector<Guard> guards_;
+};
+
+}  // namespace bp
