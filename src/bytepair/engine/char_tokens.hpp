@@ -124,11 +124,6 @@ class CharTokenTable {
         return n;
     }
 
-    size_t bytes() const {
-        return entries_.capacity() * sizeof(Entry) + guards_.capacity() * sizeof(Guard) +
-               present_.capacity() * sizeof(uint64_t);
-    }
-
   private:
     // Guards above which a character is left as bytes: each is checked at each occurrence.
     // Untuned (o200k: 94% of its one-character tokens have at most 8).
