@@ -131,3 +131,18 @@ def random_texts(max_size=60):
     return st.lists(
         st.one_of(st.sampled_from(ODD_CHARACTERS), st.characters(blacklist_categories=("Cs",))), max_size=max_size
     ).map("".join)
+
+
+def texts_for_vocabularies(alphabet, lengths, vocabularies=8):
+    """A hypothesis strategy: (which of ``vocabularies`` small vocabularies, a text): a seeded
+    random text over ``alphabet`` of one of ``lengths`` characters or of 1-120."""
+    from hypothesis import strategies as st
+
+    @st.composite
+    def cases(draw):
+        seed = draw(st.integers(0, 2**32 - 1))
+        length = draw(st.sampled_from(lengths) | st.integers(1, 120))
+        rng = random.Random(seed)
+        return seed % vocabularies, "".join(rng.choice(alphabet) for _ in range(length))
+
+    return cases()

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from rank_encoders import tiktoken_engine_for
 
 from bytepair import reference
+from generated import texts_for_vocabularies
 
 # Characters that share lead bytes (é ê à: C3; п р: D0, D1; 中丰: E4; two emoji), ASCII and a
 # space: tokens cut at any byte join them in every way a byte-level vocabulary can.
@@ -64,12 +65,8 @@ def reference_ids(ranks, text):
     return [ranks[token] for token in reference.encode_piece_tiktoken(text.encode(), ranks)]
 
 
-@st.composite
-def cases(draw):
-    seed = draw(st.integers(0, 2**32 - 1))
-    length = draw(st.sampled_from([1, 2, 3, 8, 70, 150]) | st.integers(1, 120))
-    rng = random.Random(seed)
-    return seed % 8, "".join(rng.choice(ALPHABET) for _ in range(length))
+def cases():
+    return texts_for_vocabularies(ALPHABET, [1, 2, 3, 8, 70, 150])
 
 
 VOCABULARIES = [rising_ranks(seed) for seed in range(8)]

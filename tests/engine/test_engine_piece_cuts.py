@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from rank_encoders import engine_for
 
 from bytepair import reference
+from generated import texts_for_vocabularies
 
 # Characters whose UTF-8 shares lead and continuation bytes (é/ê, 中/丰/串, two emoji), ASCII,
 # and one past U+20000: tokens cut at any byte join them in every way a real vocabulary can.
@@ -71,12 +72,8 @@ def reference_ids(ranks, pair_ranks, text, floor, whole_piece):
     return [ranks[token] for token in merged(ranks, pair_ranks, text, floor)]
 
 
-@st.composite
-def cases(draw):
-    seed = draw(st.integers(0, 2**32 - 1))
-    length = draw(st.sampled_from([2, 3, 5, 8, 20, 70]) | st.integers(1, 120))
-    rng = random.Random(seed)
-    return seed % 8, "".join(rng.choice(ALPHABET) for _ in range(length))
+def cases():
+    return texts_for_vocabularies(ALPHABET, [2, 3, 5, 8, 20, 70])
 
 
 @pytest.fixture(scope="module")
