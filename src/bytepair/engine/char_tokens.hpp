@@ -20,23 +20,22 @@
 // Why: a piece that is merged is mostly new text, and outside ASCII its first merges are
 // those inside characters. UDHR (460 languages), the merged pieces' characters of 2-4 bytes
 // that are an o200k token: 85% enter as one (the rest mostly follow a space, which " " + a
-// lead byte would take first). A first call, o200k: 146-152 -> 142-144 ms (3-5%); cl100k,
-// whose tokens hold fewer whole characters, and random CJK + emoji within the noise (three
-// alternated rounds, best of 7). The pairs inside a character are the cheap, dense ones
-// (pair_table.hpp), so the symbols saved (22% for o200k) save less time; with the guards
-// ignored (not exact), as an upper bound: 131 ms. Building the table: o200k 3.5 ms, cl100k
-// 0.7 ms. Long pieces are merged in chunks as before: a seam's test (merge.hpp, seam_walk)
-// reads the two ids' merge trees, which describe their bytes, and the symbols merge alike.
+// lead byte would take first). A first call, o200k: 3.7% less time (process time, the
+// fastest of 30 children, three rounds alternated: 144.7-152.5 -> 134.6-147.9 ms); cl100k,
+// whose tokens hold fewer whole characters, and random CJK + emoji unchanged. The pairs
+// inside a character are the cheap, dense ones (pair_table.hpp), so the symbols saved (22%
+// for o200k) save less time; with the guards ignored (not exact), as an upper bound: 131 ms.
+// Building the table: o200k 3.5 ms, cl100k 0.7 ms. Long pieces are merged in chunks as
+// before: a seam's test (merge.hpp, seam_walk) reads the two ids' merge trees, which describe
+// their bytes, and the symbols merge alike.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
-#include "compat.hpp"
 #include "hashing.hpp"
 
 namespace bp {
@@ -66,10 +65,8 @@ class CharTokenTable {
         guards_.clear();
         present_.clear();
         if (characters.empty()) return;
-        // the junctions with a part of a character on one side, by that part
-        // (the part's key, the neighbour's key, rank), sorted: the junctions by the part of a
-        // character on one side, the first k bytes of a character (before it) or its last k
-        // bytes (after it)
+        // the junctions by the part of a character on their one side, sorted: its first k
+        // bytes (the junction is before it) or its last k bytes (after it)
         std::vector<Side> by_prefix, by_suffix;
         for (const Junction& j : junctions) {
             if (inside_before(j.right)) by_prefix.push_back({j.right, j.left, j.rank});
