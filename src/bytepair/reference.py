@@ -230,9 +230,11 @@ def premerged_characters(piece, ranks):
     whose bytes merge alone into one token ``t`` is ``t``, unless a pair ranked below ``t``
     can join part of it to a neighbour (``_junction_keys``: a proper prefix of the character
     after a left key that ends the character before, or a proper suffix before a right key
-    that starts the character after); every other character is its bytes. Merging them gives
-    the tokens of the piece's bytes merged: until rank ``t`` nothing joins the character's
-    bytes to anything else, and after it they are ``t`` (engine/char_tokens.hpp).
+    that starts the character after); every other character is its bytes. A space that starts
+    the piece and the character after it are taken the same way, as one unit with nothing
+    before it (``" \u00e9"`` where ``" " + C3`` ranks below ``\u00e9``). Merging them gives the
+    tokens of the piece's bytes merged: until rank ``t`` nothing joins the unit's bytes to
+    anything else, and after it they are ``t`` (engine/char_tokens.hpp).
 
     The engine guards with each token's last split only (the others never merge) and may so
     give more characters as tokens; both are exact.
@@ -246,20 +248,29 @@ def premerged_characters(piece, ranks):
     pair_ranks = tiktoken_pair_ranks(ranks)
     junctions = [(keys, rank) for (left, right), rank in pair_ranks.items() if (keys := _junction_keys(left, right))]
     characters = [c.encode() for c in piece]
-    symbols = []
-    for i, c in enumerate(characters):
-        before = characters[i - 1] if i > 0 else b""
-        after = characters[i + 1] if i + 1 < len(characters) else b""
-        one_token = len(c) > 1 and merge_by_rank([bytes([b]) for b in c], pair_ranks) == [c]
-        guarded = one_token and any(
-            rank < ranks[c]
+
+    def enters_whole(unit, before, after):
+        if len(unit) < 2 or merge_by_rank([bytes([b]) for b in unit], pair_ranks) != [unit]:
+            return False
+        return not any(
+            rank < ranks[unit]
             and (
-                (len(right) < len(c) and c.startswith(right) and before.endswith(left))
-                or (len(left) < len(c) and c.endswith(left) and after.startswith(right))
+                (len(right) < len(unit) and unit.startswith(right) and before.endswith(left))
+                or (len(left) < len(unit) and unit.endswith(left) and after.startswith(right))
             )
             for (left, right), rank in junctions
         )
-        symbols.extend([c] if one_token and not guarded else [bytes([b]) for b in c])
+
+    symbols, start = [], 0
+    if len(characters) >= 2 and characters[0] == b" " and len(characters[1]) > 1:
+        unit = b" " + characters[1]
+        if enters_whole(unit, b"", characters[2] if len(characters) > 2 else b""):
+            symbols, start = [unit], 2
+    for i in range(start, len(characters)):
+        c = characters[i]
+        before = characters[i - 1] if i > 0 else b""
+        after = characters[i + 1] if i + 1 < len(characters) else b""
+        symbols.extend([c] if enters_whole(c, before, after) else [bytes([b]) for b in c])
     return symbols
 
 

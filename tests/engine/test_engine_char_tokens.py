@@ -5,7 +5,8 @@ the merge as that token, unless a pair ranked below it could join part of it to 
 - the rule itself: the premerged symbols merged give the tokens of the bytes merged;
 - the engine equals ``reference.encode_piece_tiktoken`` on short and long pieces (the long
   ones merged in chunks), cold and again from its cache, whole and split by a pattern;
-- pairs that join part of a character to the character before or after keep it as bytes.
+- pairs that join part of a character to the character before or after keep it as bytes;
+- a space that starts a piece and the character after it enter as one token the same way.
 
 The vocabularies rise in rank from a token's parts to the token, as trained ones (and
 tiktoken's files) do; only then is the rule exact and used. Real vocabularies on every script
@@ -147,3 +148,27 @@ def test_a_pair_ranked_above_the_character_does_not_guard_it():
     encoder = tiktoken_engine_for(ranks)
     for text in ("é é", " é" * 40):
         assert encoder.encode_ordinary(text) == reference_ids(ranks, text)
+
+
+def test_a_space_and_a_character_enter_as_one_token_at_the_start_of_a_piece():
+    # " " + C3 ranks below é, so é after a space stays bytes; " é" whole is still exact there
+    ranks = with_tokens(b" " + E_ACUTE[:1], E_ACUTE, b" " + E_ACUTE)
+    assert reference.premerged_characters(" éa", ranks) == [b" " + E_ACUTE, b"a"]
+    encoder = tiktoken_engine_for(ranks)
+    for text in (" é", " éa", " éé", " " + "é" * 70):
+        assert (
+            encoder.encode_ordinary(text) == reference_ids(ranks, text) == [ranks[t] for t in bytes_merged(ranks, text)]
+        )
+
+
+def test_a_pair_of_the_character_and_the_next_keeps_the_space_apart():
+    # é + "b" ranks below " é": before a "b", é joins it first and the space stays alone
+    ranks = with_tokens(E_ACUTE, E_ACUTE + b"b", b" " + E_ACUTE)
+    assert reference.premerged_characters(" éb", ranks) == [b" ", E_ACUTE, b"b"]
+    assert reference.premerged_characters(" éa", ranks) == [b" " + E_ACUTE, b"a"]
+    encoder = tiktoken_engine_for(ranks)
+    assert encoder.encode_ordinary(" éb") == [ranks[b" "], ranks[E_ACUTE + b"b"]]
+    for text in (" éb", " éa", " éé", " éb" * 30):
+        assert (
+            encoder.encode_ordinary(text) == reference_ids(ranks, text) == [ranks[t] for t in bytes_merged(ranks, text)]
+        )

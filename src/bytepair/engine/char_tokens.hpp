@@ -16,18 +16,23 @@
 // key fits: its left's last character (or its continuation bytes) ends the UTF-8 before c, or
 // its right's first character (or the prefix of one it ends in) starts the UTF-8 after c. At
 // the ends of a piece or of a cut part (merged alone) there is nothing to fit.
+// A space that starts a piece and the character after it are one more such unit, with nothing
+// before it: " " + c's lead byte often ranks below c (so c after a space stays bytes), while
+// " c" is one token; its guards are the pairs of c whole or of c's last bytes with the
+// character after, ranked below " c".
 //
 // Why: a piece that is merged is mostly new text, and outside ASCII its first merges are
 // those inside characters. UDHR (460 languages), the merged pieces' characters of 2-4 bytes
-// that are an o200k token: 85% enter as one (the rest mostly follow a space, which " " + a
-// lead byte would take first). A first call, o200k: 3.7% less time (process time, the
-// fastest of 30 children, three rounds alternated: 144.7-152.5 -> 134.6-147.9 ms); cl100k,
-// whose tokens hold fewer whole characters, and random CJK + emoji unchanged. The pairs
-// inside a character are the cheap, dense ones (pair_table.hpp), so the symbols saved (22%
-// for o200k) save less time; with the guards ignored (not exact), as an upper bound: 131 ms.
-// Building the table: o200k 3.5 ms, cl100k 0.7 ms. Long pieces are merged in chunks as
-// before: a seam's test (merge.hpp, seam_walk) reads the two ids' merge trees, which describe
-// their bytes, and the symbols merge alike.
+// that are an o200k token: 85% enter as one (most of the rest follow a space); of the 28,865
+// merged pieces that start with a space and such a character, 26,415 enter as " c". A first
+// call, o200k (process time, the fastest of 30 children, rounds alternated): characters
+// 144.7-152.5 -> 134.6-147.9 ms (3.7%), then the space units 134.3-141.5 -> 131.0-139.8 ms
+// (2%); cl100k, whose tokens hold fewer whole characters, and random CJK + emoji unchanged.
+// The pairs inside a character are the cheap, dense ones (pair_table.hpp), so the symbols
+// saved (22% for o200k) save less time; with every guard ignored (not exact), as an upper
+// bound: 130 ms. Building the tables: o200k 4.2 ms, cl100k 1.0 ms. Long pieces are merged in
+// chunks as before: a seam's test (merge.hpp, seam_walk) reads the two ids' merge trees,
+// which describe their bytes, and the symbols merge alike.
 #pragma once
 
 #include <algorithm>
@@ -42,59 +47,70 @@ namespace bp {
 
 class CharTokenTable {
   public:
-    // A pair that joins two characters, by its junction keys (PieceCutTable's: up to 4 bytes,
-    // first byte lowest, their count in bits 32 up): its left's last character or its
-    // continuation bytes, and its right's first character or the prefix of one it ends in.
-    struct Junction {
-        uint64_t left, right;
-        uint32_t rank;
+    // A token whose bytes are one character of 2-4 bytes (`after_space`: a space and one),
+    // which those bytes merge alone into.
+    struct Candidate {
+        uint32_t code_point, token;
+        bool after_space;
     };
 
-    bool enabled() const { return !entries_.empty(); }
+    bool enabled() const { return !characters_.entries.empty() || !after_space_.entries.empty(); }
 
-    // Whether a junction has part of a character on one side: only those are kept.
-    static bool inside_before(uint64_t right) { return length_of(right) < utf8_sequence_length(uint32_t(right) & 0xFF); }
-    static bool inside_after(uint64_t left) { return utf8_continuation(uint32_t(left) & 0xFF); }
-
-    // `characters`: (code point, token) for characters of 2-4 bytes that their bytes merge
-    // alone into; `junctions`: the pairs of the pair table that join part of a character to
-    // another (inside_before or inside_after). Characters from CODE_POINT_LIMIT on are left
-    // as bytes.
-    void build(const std::vector<std::pair<uint32_t, uint32_t>>& characters, const std::vector<Junction>& junctions) {
-        entries_.clear();
+    // `candidates`, each entered with its guards. for_each_junction(sink) calls sink(left,
+    // right, rank) for every pair of the pair table that joins two characters, by its junction
+    // keys (PieceCutTable's: up to 4 bytes, first byte lowest, their count in bits 32 up): its
+    // left's last character or its continuation bytes, its right's first character or the
+    // prefix of one it ends in. Characters from CODE_POINT_LIMIT on are left as bytes.
+    template <class ForEachJunction>
+    void build(const std::vector<Candidate>& candidates, ForEachJunction&& for_each_junction) {
+        characters_ = Table{};
+        after_space_ = Table{};
         guards_.clear();
-        present_.clear();
-        if (characters.empty()) return;
-        // the junctions by the part of a character on their one side, sorted: its first k
-        // bytes (the junction is before it) or its last k bytes (after it)
-        std::vector<Side> by_prefix, by_suffix;
-        for (const Junction& j : junctions) {
-            if (inside_before(j.right)) by_prefix.push_back({j.right, j.left, j.rank});
-            if (inside_after(j.left)) by_suffix.push_back({j.left, j.right, j.rank});
-        }
+        if (candidates.empty()) return;
+        characters_.size_for(candidates, false);
+        after_space_.size_for(candidates, true);
+        Table spaced;  // the candidates after a space, by their character, guards not yet known
+        spaced.size_for(candidates, true);
+        for (const Candidate& c : candidates)
+            if (c.after_space && c.code_point < spaced.entries.size()) spaced.set(c.code_point, Entry{c.token, 0});
+        // the junctions by a part of a character on their one side, sorted: its first k bytes
+        // (the junction is before it), its last k bytes (after it), or, for a space and a
+        // character, the character whole before the junction
+        std::vector<Side> by_prefix, by_suffix, by_whole;
+        for_each_junction([&](uint64_t left, uint64_t right, uint32_t rank) {
+            uint32_t first = uint32_t(left) & 0xFF;
+            if (length_of(right) < utf8_sequence_length(uint32_t(right) & 0xFF)) by_prefix.push_back({right, left, rank});
+            if (utf8_continuation(first)) {
+                by_suffix.push_back({left, right, rank});
+            } else if (length_of(left) >= 2 && !spaced.entries.empty()) {  // a whole character
+                uint32_t cp;
+                uint8_t bytes[4];
+                for (unsigned k = 0; k < 4; ++k) bytes[k] = uint8_t(left >> (8 * k));
+                if (utf8_first(bytes, length_of(left), cp) && spaced.has(cp) && rank < spaced.entries[cp].token)
+                    by_whole.push_back({left, right, rank});
+            }
+        });
         std::sort(by_prefix.begin(), by_prefix.end());
         std::sort(by_suffix.begin(), by_suffix.end());
-        uint32_t top = 0;
-        for (const auto& c : characters)
-            if (c.first < CODE_POINT_LIMIT) top = std::max(top, c.first + 1);
-        entries_.assign(top, Entry{});
-        present_.assign((top + 63) / 64, 0);
+        std::sort(by_whole.begin(), by_whole.end());
         std::vector<Guard> guards;
-        for (const auto& c : characters) {
-            if (c.first >= top) continue;
-            uint32_t token = c.second;
+        for (const Candidate& c : candidates) {
+            Table& table = c.after_space ? after_space_ : characters_;
+            if (c.code_point >= table.entries.size()) continue;
             unsigned n;
-            uint32_t bytes = utf8_of(c.first, n);
+            uint32_t bytes = utf8_of(c.code_point, n);
             guards.clear();
+            // a space and a character: nothing before it (it starts a piece); after it, the
+            // character whole or its last bytes
+            if (c.after_space) add_guards(by_whole, key_of(bytes, n), c.token, true, guards);
             for (unsigned k = 1; k < n; ++k) {
-                add_guards(by_prefix, key_of(bytes, k), token, false, guards);
-                add_guards(by_suffix, key_of(bytes >> (8 * (n - k)), k), token, true, guards);
+                if (!c.after_space) add_guards(by_prefix, key_of(bytes, k), c.token, false, guards);
+                add_guards(by_suffix, key_of(bytes >> (8 * (n - k)), k), c.token, true, guards);
             }
             std::sort(guards.begin(), guards.end());
             guards.erase(std::unique(guards.begin(), guards.end()), guards.end());
             if (guards.size() > MAX_GUARDS || guards_.size() >= (size_t(1) << 24)) continue;  // left as bytes
-            entries_[c.first] = {token, uint32_t(guards_.size()) << 8 | uint32_t(guards.size())};
-            present_[c.first / 64] |= uint64_t(1) << (c.first % 64);
+            table.set(c.code_point, {c.token, uint32_t(guards_.size()) << 8 | uint32_t(guards.size())});
             guards_.insert(guards_.end(), guards.begin(), guards.end());
         }
     }
@@ -105,11 +121,21 @@ class CharTokenTable {
     template <class C>
     inline size_t symbols(const C* p, size_t len, const uint8_t* utf8, size_t utf8_len, const uint32_t* base_byte,
                           uint32_t* out) const {
-        size_t n = 0, at = 0, before = 0;  // before: where the character before starts
-        for (size_t k = 0; k < len; ++k) {
+        size_t n = 0, at = 0, before = 0, k = 0;  // before: where the character before starts
+        if (len >= 2 && uint32_t(p[0]) == ' ' && after_space_.has(uint32_t(p[1]))) {
+            const Entry& e = after_space_.entries[uint32_t(p[1])];
+            unsigned bytes = utf8_sequence_length(utf8[1]);
+            if (e.guards == 0 || unguarded(e, utf8, utf8_len, 1, 1, bytes)) {
+                out[n++] = e.token;
+                before = 1;
+                at = 1 + bytes;
+                k = 2;
+            }
+        }
+        for (; k < len; ++k) {
             uint32_t cp = uint32_t(p[k]);
             unsigned bytes = utf8_sequence_length(utf8[at]);
-            const Entry* e = cp < entries_.size() && ((present_[cp / 64] >> (cp % 64)) & 1) ? &entries_[cp] : nullptr;
+            const Entry* e = characters_.has(cp) ? &characters_.entries[cp] : nullptr;
             if (e && (e->guards == 0 || unguarded(*e, utf8, utf8_len, before, at, bytes))) {
                 out[n++] = e->token;
             } else {
@@ -158,6 +184,25 @@ class CharTokenTable {
         uint32_t token = NONE;
         uint32_t guards = 0;  // first guard << 8 | how many
     };
+    // Entries by code point, and which code points have one: random CJK text (cl100k: few of
+    // its ideographs are tokens) read the entries at random, a cache miss a character; the
+    // bitmap is 16 KB.
+    struct Table {
+        std::vector<Entry> entries;
+        std::vector<uint64_t> present;
+        void size_for(const std::vector<Candidate>& candidates, bool after_space) {
+            uint32_t top = 0;
+            for (const Candidate& c : candidates)
+                if (c.after_space == after_space && c.code_point < CODE_POINT_LIMIT) top = std::max(top, c.code_point + 1);
+            entries.assign(top, Entry{});
+            present.assign((top + 63) / 64, 0);
+        }
+        inline bool has(uint32_t cp) const { return cp < entries.size() && ((present[cp / 64] >> (cp % 64)) & 1); }
+        void set(uint32_t cp, const Entry& e) {
+            entries[cp] = e;
+            present[cp / 64] |= uint64_t(1) << (cp % 64);
+        }
+    };
 
     static inline uint32_t length_of(uint64_t key) { return uint32_t(key >> 32); }
     static inline uint64_t key_of(uint32_t bytes, unsigned n) {
@@ -183,10 +228,8 @@ class CharTokenTable {
         return true;
     }
 
-    std::vector<Entry> entries_;     // by code point; empty: off
-    // which code points have a token: random CJK text (cl100k: few of its ideographs are
-    // tokens) read entries_ at random, a cache miss a character; this is 16 KB
-    std::vector<uint64_t> present_;
+    Table characters_;   // a character
+    Table after_space_;  // a space and a character, at the start of a piece
     std::vector<Guard> guards_;
 };
 

@@ -216,7 +216,7 @@ struct EncoderCore {
 
     void finish() {
         std::vector<uint32_t> split_count;
-        std::vector<std::pair<uint32_t, uint32_t>> characters;  // tokens of one character
+        std::vector<CharTokenTable::Candidate> characters;  // tokens of one character
         if (token_splits) {
             // the whole-piece tables and the pair table read the same tokens and nothing of
             // each other, so they are built side by side; with the two threads of
@@ -298,7 +298,7 @@ struct EncoderCore {
     // ids, then the cuts. Each id is first worked out from the first pair that makes it (depth
     // first), then the pairs are passed over until nothing changes (an id whose first pair
     // never forms may still come from another). An id left unknown is one no merging makes.
-    void build_piece_cuts(const std::vector<std::pair<uint32_t, uint32_t>>& characters) {
+    void build_piece_cuts(const std::vector<CharTokenTable::Candidate>& characters) {
         static constexpr uint64_t NOT_MADE = PairTable::NOT_MADE;
         std::vector<std::pair<uint32_t, uint32_t>> parts;
         std::vector<uint32_t> part_ranks;
@@ -360,43 +360,45 @@ struct EncoderCore {
         }
     }
 
-    // (code point, id) of each token whose bytes are one character of two bytes or more.
-    std::vector<std::pair<uint32_t, uint32_t>> one_character_tokens() const {
-        std::vector<std::pair<uint32_t, uint32_t>> characters;
+    // Each token whose bytes are one character of two bytes or more, or a space and one.
+    std::vector<CharTokenTable::Candidate> one_character_tokens() const {
+        std::vector<CharTokenTable::Candidate> characters;
         for (const TokenRef& t : split_tokens) {
             uint32_t cp;
-            if (t.length >= 2 && t.length <= 4 && utf8_first(t.bytes, t.length, cp) == t.length)
-                characters.push_back({cp, t.id});
+            bool spaced = t.length >= 3 && t.bytes[0] == ' ';
+            size_t n = t.length - (spaced ? 1 : 0);
+            if (n >= 2 && n <= 4 && utf8_first(t.bytes + (spaced ? 1 : 0), n, cp) == n)
+                characters.push_back({cp, t.id, spaced});
         }
         return characters;
     }
 
-    // The characters whose bytes merge alone into their token, and the pairs (`parts`, their
-    // `ranks`) that join part of a character to another, into char_tokens; ranks must rise
-    // (ranks_rise).
+    // The candidates whose bytes merge alone into their token, and the pairs (`parts`, their
+    // `ranks`) that join two characters, into char_tokens; ranks must rise (ranks_rise).
     void build_char_tokens(const std::vector<PieceCutTable::Ends>& ends,
                            const std::vector<std::pair<uint32_t, uint32_t>>& parts, const std::vector<uint32_t>& ranks,
-                           std::vector<std::pair<uint32_t, uint32_t>> characters) {
-        std::vector<CharTokenTable::Junction> junctions;
-        for (size_t k = 0; k < parts.size(); ++k) {
-            uint32_t left = parts[k].first, right = parts[k].second;
-            uint64_t l, r;
-            if (left < ends.size() && right < ends.size() && ends[left].length && ends[right].length &&
-                PieceCutTable::left_key(ends[left], l) && PieceCutTable::right_key(ends[right], r) &&
-                (CharTokenTable::inside_before(r) || CharTokenTable::inside_after(l)))
-                junctions.push_back({l, r, ranks[k]});
-        }
-        ShortSymbol merged[4];
-        uint32_t ids[4];
-        auto merges_alone = [&](const std::pair<uint32_t, uint32_t>& c) {
-            unsigned n;
-            uint32_t bytes = utf8_of(c.first, n);
-            for (unsigned k = 0; k < n; ++k) ids[k] = base_byte[(bytes >> (8 * k)) & 0xFF];
-            return merge_array(pairs, false, ids, n, merged) == 1 && merged[0].id == c.second;
+                           std::vector<CharTokenTable::Candidate> characters) {
+        auto for_each_junction = [&](auto&& sink) {
+            for (size_t k = 0; k < parts.size(); ++k) {
+                uint32_t left = parts[k].first, right = parts[k].second;
+                uint64_t l, r;
+                if (left < ends.size() && right < ends.size() && ends[left].length && ends[right].length &&
+                    PieceCutTable::left_key(ends[left], l) && PieceCutTable::right_key(ends[right], r))
+                    sink(l, r, ranks[k]);
+            }
+        };
+        ShortSymbol merged[5];
+        uint32_t ids[5];
+        auto merges_alone = [&](const CharTokenTable::Candidate& c) {
+            unsigned n, at = 0;
+            uint32_t bytes = utf8_of(c.code_point, n);
+            if (c.after_space) ids[at++] = base_byte[' '];
+            for (unsigned k = 0; k < n; ++k) ids[at++] = base_byte[(bytes >> (8 * k)) & 0xFF];
+            return merge_array(pairs, false, ids, at, merged) == 1 && merged[0].id == c.token;
         };
         characters.erase(std::remove_if(characters.begin(), characters.end(), [&](const auto& c) { return !merges_alone(c); }),
                          characters.end());
-        char_tokens.build(characters, junctions);
+        char_tokens.build(characters, for_each_junction);
     }
 
     // Whether every pair ranks as the id it makes and above each of its parts that a pair
