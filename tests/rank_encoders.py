@@ -6,18 +6,23 @@ from __future__ import annotations
 from bytepair import _engine
 
 
+def token_values(ranks):
+    """The values of ``ranks`` ({bytes: rank}) in id order."""
+    values = [None] * len(ranks)
+    for value, rank in ranks.items():
+        values[rank] = value
+    return values
+
+
 def engine_for(ranks, pair_ranks, *, whole_piece, monotonic, pattern=None):
     """An Encoder over ``ranks`` ({bytes: rank}, ids are ranks, every byte a token) with
     ``pair_ranks`` {(left bytes, right bytes): rank or ranks}."""
-    token_bytes = [None] * len(ranks)
-    for value, rank in ranks.items():
-        token_bytes[rank] = value
     pair_table = {
         (ranks[left], ranks[right]): (rank, ranks[left + right]) for (left, right), rank in pair_ranks.items()
     }
     return _engine.Encoder(
         mode="byte",
-        token_bytes=token_bytes,
+        token_bytes=token_values(ranks),
         base_ids=[ranks[bytes([b])] for b in range(256)],
         pair_table=pair_table,
         whole_piece=whole_piece,
@@ -30,12 +35,9 @@ def engine_for(ranks, pair_ranks, *, whole_piece, monotonic, pattern=None):
 def tiktoken_engine_for(ranks, *, pattern=None):
     """An Encoder over ``ranks`` ({bytes: rank}, ids are ranks, every byte a token) that
     derives tiktoken's pair table itself, as ``bytepair.load`` does for a rank file."""
-    token_bytes = [None] * len(ranks)
-    for value, rank in ranks.items():
-        token_bytes[rank] = value
     return _engine.Encoder(
         mode="byte",
-        token_bytes=token_bytes,
+        token_bytes=token_values(ranks),
         base_ids=[ranks[bytes([b])] for b in range(256)],
         pair_table={},
         whole_piece=True,

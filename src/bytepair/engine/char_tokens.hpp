@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "hashing.hpp"
+#include "piece_cuts.hpp"
 
 namespace bp {
 
@@ -79,14 +80,16 @@ class CharTokenTable {
         std::vector<Side> by_prefix, by_suffix, by_whole;
         for_each_junction([&](uint64_t left, uint64_t right, uint32_t rank) {
             uint32_t first = uint32_t(left) & 0xFF;
-            if (length_of(right) < utf8_sequence_length(uint32_t(right) & 0xFF)) by_prefix.push_back({right, left, rank});
+            if (PieceCutTable::length_of(right) < utf8_sequence_length(uint32_t(right) & 0xFF))
+                by_prefix.push_back({right, left, rank});
             if (utf8_continuation(first)) {
                 by_suffix.push_back({left, right, rank});
-            } else if (length_of(left) >= 2 && !spaced.entries.empty()) {  // a whole character
+            } else if (PieceCutTable::length_of(left) >= 2 && !spaced.entries.empty()) {  // a whole character
                 uint32_t cp;
                 uint8_t bytes[4];
                 for (unsigned k = 0; k < 4; ++k) bytes[k] = uint8_t(left >> (8 * k));
-                if (utf8_first(bytes, length_of(left), cp) && spaced.has(cp) && rank < spaced.entries[cp].token)
+                if (utf8_first(bytes, PieceCutTable::length_of(left), cp) && spaced.has(cp) &&
+                    rank < spaced.entries[cp].token)
                     by_whole.push_back({left, right, rank});
             }
         });
@@ -102,10 +105,10 @@ class CharTokenTable {
             guards.clear();
             // a space and a character: nothing before it (it starts a piece); after it, the
             // character whole or its last bytes
-            if (c.after_space) add_guards(by_whole, key_of(bytes, n), c.token, true, guards);
+            if (c.after_space) add_guards(by_whole, PieceCutTable::make_key(bytes, n), c.token, true, guards);
             for (unsigned k = 1; k < n; ++k) {
-                if (!c.after_space) add_guards(by_prefix, key_of(bytes, k), c.token, false, guards);
-                add_guards(by_suffix, key_of(bytes >> (8 * (n - k)), k), c.token, true, guards);
+                if (!c.after_space) add_guards(by_prefix, PieceCutTable::make_key(bytes, k), c.token, false, guards);
+                add_guards(by_suffix, PieceCutTable::make_key(bytes >> (8 * (n - k)), k), c.token, true, guards);
             }
             std::sort(guards.begin(), guards.end());
             guards.erase(std::unique(guards.begin(), guards.end()), guards.end());
@@ -178,7 +181,7 @@ class CharTokenTable {
                            std::vector<Guard>& guards) {
         auto from = std::lower_bound(sides.begin(), sides.end(), Side{part, 0, 0});
         for (auto s = from; s != sides.end() && s->part == part; ++s)
-            if (s->rank < token) guards.push_back({uint32_t(s->other), uint8_t(length_of(s->other)), after});
+            if (s->rank < token) guards.push_back({uint32_t(s->other), uint8_t(PieceCutTable::length_of(s->other)), after});
     }
     struct Entry {
         uint32_t token = NONE;
@@ -204,10 +207,6 @@ class CharTokenTable {
         }
     };
 
-    static inline uint32_t length_of(uint64_t key) { return uint32_t(key >> 32); }
-    static inline uint64_t key_of(uint32_t bytes, unsigned n) {
-        return uint64_t(n) << 32 | (n >= 4 ? bytes : bytes & ((1u << (8 * n)) - 1));
-    }
     static inline uint32_t read(const uint8_t* at, unsigned n) {
         uint32_t v = 0;
         for (unsigned k = 0; k < n; ++k) v |= uint32_t(at[k]) << (8 * k);

@@ -188,14 +188,15 @@ class PieceCutTable {
     }
     static Ends one_byte(uint8_t byte) { return Ends{byte, byte, 1}; }
 
-  private:
-    static void or_row(uint64_t* to, const uint64_t* from, size_t words) {
-        for (size_t k = 0; k < words; ++k) to[k] |= from[k];
-    }
     // Keys: up to 4 bytes, first byte lowest, with their count in bits 32 up.
     static inline uint32_t length_of(uint64_t key) { return uint32_t(key >> 32); }
     static inline uint64_t make_key(uint64_t bytes, uint32_t n) {
         return uint64_t(n) << 32 | (bytes & ((n >= 4 ? 0 : 1ULL << (8 * n)) - 1) & 0xFFFFFFFFull);
+    }
+
+  private:
+    static void or_row(uint64_t* to, const uint64_t* from, size_t words) {
+        for (size_t k = 0; k < words; ++k) to[k] |= from[k];
     }
     static inline uint64_t prefix(uint64_t key, uint32_t n) { return make_key(key, n); }
     static inline uint64_t suffix(uint64_t key, uint32_t n) {
@@ -208,8 +209,7 @@ class PieceCutTable {
     }
 
   public:
-    // A pair's junction keys (up to 4 bytes, first byte lowest, their count in bits 32 up).
-    // The left side's key: its last character, whole, or its bytes if all are continuation
+    // A pair's junction keys. The left side's key: its last character, whole, or its bytes if all are continuation
     // bytes; false if it ends inside a character (or in bytes valid UTF-8 never has).
     static bool left_key(const Ends& e, uint64_t& key) {
         uint32_t n = std::min<uint32_t>(e.length, 4);
@@ -234,7 +234,6 @@ class PieceCutTable {
     }
 
   private:
-
     // Keys -> classes 2, 3, ... in order of arrival; open addressing, at most half full (an
     // unordered_map made the build 3x slower: it looks up 200K junction keys and 1M suffixes
     // and prefixes of code points).
