@@ -20,8 +20,8 @@ what the child inherited; where that file is missing, ``ru_maxrss`` minus the re
 the start). Before the window opens the child hands the heap's free pages back (glibc's
 ``malloc_trim``): otherwise a call reuses whatever free memory the parent's earlier work left
 resident, and the same training measured 22 MB after one parent and 26 after another. A call
-under a second is timed five times, each in a fresh child (so each starts cold), in five
-passes through the section, and the fastest kept (``--quick``: once). A child
+under a second is timed five times (``--runs``), each in a fresh child (so each starts cold),
+in as many passes through the section, and the fastest kept (``--quick``: once). A child
 that runs past its time limit is killed and shown as ``> limit``. Ratios are peer time /
 bytepair time from the same run (above 1: bytepair is faster); absolute times move with the
 machine's load, ratios much less.
@@ -1621,6 +1621,16 @@ def warm_up(pattern, peers):
     adapters.warm_up(sorted({pattern, "cl100k", "gpt2", "o200k"}), peers)
 
 
+def _positive_int(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, not {value}")
+    return value
+
+
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -1682,6 +1692,13 @@ def parse_args(argv=None):
     parser.add_argument(
         "--timeout", type=float, default=None, help="seconds before a measurement is stopped (default 300; --quick 60)"
     )
+    parser.add_argument(
+        "--runs",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="times each call under a second is run, each in a fresh child, the fastest kept (default 5; --quick 1)",
+    )
     return parser.parse_args(argv)
 
 
@@ -1704,6 +1721,8 @@ def main(argv=None):
         plan["scaling_sizes"] = sorted(args.scaling_sizes)
     if args.timeout:
         plan["timeout"] = plan["pathological_timeout"] = args.timeout
+    if args.runs:
+        plan["short_call_runs"] = args.runs
     peers = adapters.installed_peers()
     env = environment(peers)
     tables = args.json != "-"

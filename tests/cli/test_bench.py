@@ -86,3 +86,13 @@ def test_bytepair_bench_runs_the_harness_with_its_arguments():
         cwd=BENCH.parent,
     )
     assert wrong.returncode == 2 and "'everything'" in wrong.stderr
+    no_runs = subprocess.run(
+        [sys.executable, "-m", "bytepair", "bench", "--runs", "0"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+        cwd=BENCH.parent,
+    )
+    assert no_runs.returncode == 2 and "--runs: must be 1 or more, not 0" in no_runs.stderr
