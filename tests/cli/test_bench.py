@@ -63,36 +63,25 @@ def test_hf_with_all_splits_follows_tiktokens_rule(adapters, trained):
     assert adapters.encode_one("tokenizers", hf, text) == encoding.encode_ordinary(text)
 
 
+def _bytepair_bench(*args):
+    """``bytepair bench ARGS`` from the source checkout, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "bytepair", "bench", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+        cwd=BENCH.parent,
+    )
+
+
 @pytest.mark.slow
 def test_bytepair_bench_runs_the_harness_with_its_arguments():
-    result = subprocess.run(
-        [sys.executable, "-m", "bytepair", "bench", "--help"],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-        check=False,
-        cwd=BENCH.parent,
-    )
+    result = _bytepair_bench("--help")
     assert result.returncode == 0, result.stderr
     assert "--quick" in result.stdout and "--only" in result.stdout  # bench/run.py's own options
-    wrong = subprocess.run(
-        [sys.executable, "-m", "bytepair", "bench", "--only", "everything"],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-        check=False,
-        cwd=BENCH.parent,
-    )
+    wrong = _bytepair_bench("--only", "everything")
     assert wrong.returncode == 2 and "'everything'" in wrong.stderr
-    no_runs = subprocess.run(
-        [sys.executable, "-m", "bytepair", "bench", "--runs", "0"],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-        check=False,
-        cwd=BENCH.parent,
-    )
+    no_runs = _bytepair_bench("--runs", "0")
     assert no_runs.returncode == 2 and "--runs: must be 1 or more, not 0" in no_runs.stderr
