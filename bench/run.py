@@ -1489,6 +1489,28 @@ def _encoding_targets(bench):
     return lines
 
 
+# One call on text of many scripts (issue "Engine, round 2"): times tiktoken wanted, by (corpus,
+# vocabulary); random CJK + emoji also ahead of quicktok.
+SCRIPT_TARGETS = {("udhr", "cl100k"): 5, ("udhr", "o200k"): 4, ("cjk-emoji", "cl100k"): 4, ("cjk-emoji", "o200k"): 3}
+
+
+def _script_targets(bench):
+    lines = []
+    for (corpus, vocab), wanted in SCRIPT_TARGETS.items():
+        ours = _find(bench, "encode", "bytepair", corpus, vocab, "1 call")
+        theirs = _find(bench, "encode", "tiktoken", corpus, vocab, "1 call")
+        if not (ours and theirs):
+            continue
+        ratio = theirs.seconds / ours.seconds
+        line = f"encoding ≥{wanted}× tiktoken, {vocab}, {corpus}, 1 call: {ratio:.2f}× ({_met(ratio >= wanted)})"
+        quicktok = _find(bench, "encode", "quicktok", corpus, vocab, "1 call")
+        if corpus == "cjk-emoji" and quicktok:
+            ahead = quicktok.seconds / ours.seconds
+            line += f"; ahead of quicktok: {ahead:.2f}× ({_met(ahead > 1)})"
+        lines.append(line)
+    return lines
+
+
 def _decoding_targets(bench):
     lines = []
     for row in bench.rows:
@@ -1581,6 +1603,7 @@ def targets(bench):
     return (
         _training_targets(bench)
         + _encoding_targets(bench)
+        + _script_targets(bench)
         + _decoding_targets(bench)
         + _piece_targets(bench)
         + _load_targets(bench)
