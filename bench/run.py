@@ -1720,7 +1720,7 @@ def parse_args(argv=None):
         type=_positive_int,
         default=None,
         metavar="N",
-        help="times each call under a second is run, each in a fresh child, the fastest kept (default 5; --quick 1)",
+        help="how many fresh children time each call under a second, the fastest kept (default 5; --quick 1)",
     )
     return parser.parse_args(argv)
 
