@@ -1470,15 +1470,20 @@ def _training_targets(bench):
     return lines
 
 
+def _encode_ratio(bench, peer, corpus, vocab, mode):
+    """``peer``'s encode time / bytepair's on one row, or None where either was not measured."""
+    ours = _find(bench, "encode", "bytepair", corpus, vocab, mode)
+    theirs = _find(bench, "encode", peer, corpus, vocab, mode)
+    return theirs.seconds / ours.seconds if ours and theirs else None
+
+
 def _encoding_targets(bench):
     lines = []
     many_threads = f"batch ×{CORES}"
     for corpus in ("wikitext-valid", "stdlib-code"):
         for mode in ("1 call", "batch ×1", many_threads):
-            ours = _find(bench, "encode", "bytepair", corpus, "cl100k", mode)
-            theirs = _find(bench, "encode", "tiktoken", corpus, "cl100k", mode)
-            if ours and theirs:
-                ratio = theirs.seconds / ours.seconds
+            ratio = _encode_ratio(bench, "tiktoken", corpus, "cl100k", mode)
+            if ratio is not None:
                 lines.append(f"encoding ≥4× tiktoken, cl100k, {corpus}, {mode}: {ratio:.2f}× ({_met(ratio >= 4)})")
         one = _find(bench, "encode", "bytepair", corpus, "cl100k", "batch ×1")
         many = _find(bench, "encode", "bytepair", corpus, "cl100k", many_threads)
@@ -1497,15 +1502,12 @@ SCRIPT_TARGETS = {("udhr", "cl100k"): 5, ("udhr", "o200k"): 4, ("cjk-emoji", "cl
 def _script_targets(bench):
     lines = []
     for (corpus, vocab), wanted in SCRIPT_TARGETS.items():
-        ours = _find(bench, "encode", "bytepair", corpus, vocab, "1 call")
-        theirs = _find(bench, "encode", "tiktoken", corpus, vocab, "1 call")
-        if not (ours and theirs):
+        ratio = _encode_ratio(bench, "tiktoken", corpus, vocab, "1 call")
+        if ratio is None:
             continue
-        ratio = theirs.seconds / ours.seconds
         line = f"encoding ≥{wanted}× tiktoken, {vocab}, {corpus}, 1 call: {ratio:.2f}× ({_met(ratio >= wanted)})"
-        quicktok = _find(bench, "encode", "quicktok", corpus, vocab, "1 call")
-        if corpus == "cjk-emoji" and quicktok:
-            ahead = quicktok.seconds / ours.seconds
+        ahead = _encode_ratio(bench, "quicktok", corpus, vocab, "1 call")
+        if corpus == "cjk-emoji" and ahead is not None:
             line += f"; ahead of quicktok: {ahead:.2f}× ({_met(ahead > 1)})"
         lines.append(line)
     return lines
