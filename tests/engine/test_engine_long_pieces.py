@@ -7,7 +7,6 @@ engine uses:
 - ``CHUNK`` = 8 symbols, joined at seams that are checked (tests/native/test_engine.cpp runs
   chunks of 1 to 8 symbols and the fall-back to the buckets);
 - 256 slots in the rank -> bucket table, grown when a piece has more than 128 distinct ranks;
-- ``WALK_AHEAD`` = 8 merges whose pairs are loaded early (a guess that must never change ids);
 - 2**16 symbols, where the engine used to switch to a second long-piece strategy (kept as a
   regression length), and the worker's scratch keeps buffers of up to 2**16 symbols.
 

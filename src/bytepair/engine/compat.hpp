@@ -17,7 +17,15 @@
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#define BP_PREFETCH(address) __builtin_prefetch(address)
+// The empty volatile asm keeps the hint. GCC 12 counts a prefetch as free of side effects, so
+// a helper whose only effect is a prefetch under a condition is a const function to it, and
+// every call whose result is unused is dead: the pair table's prefetch never reached the merges
+// (bench/RESULTS.md, "Prefetches that were not there").
+#define BP_PREFETCH(address)           \
+    do {                               \
+        __builtin_prefetch(address);   \
+        __asm__ __volatile__("");      \
+    } while (0)
 #define BP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define BP_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define BP_NOINLINE __attribute__((noinline))

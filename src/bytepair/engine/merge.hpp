@@ -182,9 +182,6 @@ template <class Element>
 BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, const uint32_t* ids, size_t n, Element* s,
                                      uint64_t* last_pair = nullptr) {
     if (n == 0) return 0;
-    // a piece that reaches this point is seldom in any CPU cache: ask for all its pairs at
-    // once rather than waiting for each in turn
-    for (size_t i = 0; i + 1 < n; ++i) pairs.prefetch(ids[i], ids[i + 1]);
     for (size_t i = 0; i + 1 < n; ++i) {
         s[i].id = ids[i];
         s[i].rank = pairs.rank_at_least(ids[i], ids[i + 1], 0, &s[i].merged);
@@ -238,9 +235,6 @@ struct LongPiece {
     std::vector<uint32_t>& prev;
     uint32_t n;
     static const uint32_t NONE = 0xFFFFFFFFu;
-    // pairs looked up ahead of the one being read: a long piece of varied text misses the
-    // cache on nearly every pair (cl100k's table is 32 MB), so several misses overlap
-    static const uint32_t PREFETCH_AHEAD = 16;
 
     LongPiece(const PairTable& table, bool monotonic_, MergeScratch& w)
         : pairs(table), monotonic(monotonic_), ids(w.symbols), rank(w.ranks), merged(w.merged),
@@ -249,21 +243,11 @@ struct LongPiece {
         merged.resize(n);
         next.resize(n);
         prev.resize(n);
-        for (uint32_t i = 0; i + 1 < n && i < PREFETCH_AHEAD; ++i) pairs.prefetch(ids[i], ids[i + 1]);
         for (uint32_t i = 0; i < n; ++i) {
             next[i] = i + 1;
             prev[i] = i ? i - 1 : NONE;
-            if (i + PREFETCH_AHEAD + 1 < n) pairs.prefetch(ids[i + PREFETCH_AHEAD], ids[i + PREFETCH_AHEAD + 1]);
             rank[i] = i + 1 < n ? pairs.rank_at_least(ids[i], ids[i + 1], 0, &merged[i]) : NO_RANK;
         }
-    }
-    // Starts loading the two pairs a merge at i would look up (a guess: the neighbours may
-    // change before it comes to that), so that the walk waits for several pairs at once.
-    inline void prefetch_merge(uint32_t i, uint32_t r) const {
-        if (rank[i] != r) return;
-        uint32_t k = next[next[i]], p = prev[i];
-        if (k < n) pairs.prefetch(merged[i], ids[k]);
-        if (p != NONE) pairs.prefetch(ids[p], merged[i]);
     }
     // Merges the pair at i (of rank r); calls queue(rank, position) for the two new pairs.
     template <class Queue> inline void merge_at(uint32_t i, uint32_t r, Queue&& queue) {
@@ -303,11 +287,12 @@ struct LongPiece {
 // per character with a binary heap of (rank, position) entries, whose sift-downs were half the
 // time; the earlier dense variant (an array of buckets over all 100K ranks) was 35 ns from 2**16
 // symbols but cost O(ranks) to set up, so shorter pieces stayed on the heap. Tried and kept:
-// the merged id stored beside each rank (a merge looked its pair up twice); loading the pairs
-// of the next WALK_AHEAD merges early (random letters: about 1.4x less time, since nearly every
-// new pair misses the cache in cl100k's 32 MB table: 45% of the time in two probes).
-// Merges ahead of the walk whose pairs are loaded early (see LongPiece::prefetch_merge).
-static const int WALK_AHEAD = 8;
+// the merged id stored beside each rank (a merge looked its pair up twice). Tried and dropped:
+// loading the pairs of the next 8 merges early. It once made random letters about 1.4x
+// faster, when cl100k's pairs took 32 MB; since the packed table and its filter the compiler
+// had deleted those loads, and made real again they were slower (replay of one piece of
+// 64,000 random letters, a 4,096-token vocabulary: 0.46 ms against 0.38; bench/RESULTS.md,
+// "Prefetches that were not there").
 
 inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) {
     size_t n = w.symbols.size();
@@ -367,18 +352,10 @@ inline void merge_long(const PairTable& pairs, bool monotonic, MergeScratch& w) 
         lowest_new = NO_RANK;
         // a merge never queues rank r itself, so the cursor is this loop's alone until it
         // stops; `queue` may add buckets and move them, so it is written back through `index`
-        uint32_t cursor = b->cursor, ahead = cursor;
-        for (int k = 0; k < WALK_AHEAD && ahead != RankBuckets::NIL; ++k) {
-            piece.prefetch_merge(nodes[ahead].position, r);
-            ahead = nodes[ahead].next;
-        }
+        uint32_t cursor = b->cursor;
         while (cursor != RankBuckets::NIL && lowest_new > r) {
             uint32_t i = nodes[cursor].position;
             cursor = nodes[cursor].next;
-            if (WALK_AHEAD > 0 && ahead != RankBuckets::NIL) {
-                piece.prefetch_merge(nodes[ahead].position, r);
-                ahead = nodes[ahead].next;
-            }
             if (piece.rank[i] == r) piece.merge_at(i, r, queue);
         }
         q.buckets[index].cursor = cursor;

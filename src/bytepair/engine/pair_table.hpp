@@ -193,16 +193,6 @@ class PairTable {
         return it == ranks.end() ? NO_RANK : *it;
     }
 
-    // Starts loading the pair's slot, so that several lookups wait on memory together.
-    inline void prefetch(uint32_t left, uint32_t right) const {
-        if ((left | right) < DENSE) return;  // a few rows, in cache
-        if ((packed_ && (left | right) >= PACKED_ID_LIMIT) || (!packed_ && slots_.empty())) return;
-        uint64_t h = pair_hash(packed_ ? packed_key(left, right) : key(left, right));
-        if (!may_hold(h)) return;  // no slot to wait for
-        if (packed_) BP_PREFETCH(&packed_slots_[h & mask_]);
-        else BP_PREFETCH(&slots_[h & mask_]);
-    }
-
     // The merged id of a pair that is in the table.
     inline uint32_t merged_of(uint32_t left, uint32_t right) const {
         uint32_t merged = 0;
