@@ -1,6 +1,6 @@
-"""What every ``bytepair`` command shares: the help formatter, reading input text, and the
-training flags. Used by ``cli.py`` and each subpackage's ``cli.py``; library code imports
-nothing from here or from any ``cli`` module.
+"""What every ``bytepair`` command shares: the help formatter, reading input text, counts given
+as flags, and the training flags. Used by ``cli.py``, each subpackage's ``cli.py`` and
+``bench/run.py``; library code imports nothing from here or from any ``cli`` module.
 """
 
 from __future__ import annotations
@@ -25,6 +25,23 @@ class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
         if action.default is None or "default" in (action.help or ""):
             return action.help
         return super()._get_help_string(action)
+
+
+def positive_count(text: str, unit: str = "characters") -> int:
+    """A flag's count of 1 or more, for argparse's ``type=`` (``1_000_000`` and ``1,000,000``
+    accepted); anything else is argparse's error for the flag, naming the value and the unit.
+
+    Example:
+        >>> positive_count("1,000")
+        1000
+    """
+    try:
+        value = int(text.replace("_", "").replace(",", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of {unit}")
+    return value
 
 
 def read_text(path) -> str:

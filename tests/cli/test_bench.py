@@ -84,4 +84,6 @@ def test_bytepair_bench_runs_the_harness_with_its_arguments():
     wrong = _bytepair_bench("--only", "everything")
     assert wrong.returncode == 2 and "'everything'" in wrong.stderr
     no_runs = _bytepair_bench("--runs", "0")
-    assert no_runs.returncode == 2 and "--runs: must be 1 or more, not 0" in no_runs.stderr
+    assert no_runs.returncode == 2 and "--runs: '0' must be a positive number of runs" in no_runs.stderr
+    not_a_number = _bytepair_bench("--runs", "x")
+    assert not_a_number.returncode == 2 and "--runs: 'x' is not a number of runs" in not_a_number.stderr

@@ -169,6 +169,17 @@ def test_two_budgets_are_refused(folders, tmp_path, capsys):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_budget_must_be_a_positive_count(folders, tmp_path, capsys):
+    for flag, value, message in [
+        ("--characters", "0", "--characters: '0' must be a positive number of characters"),
+        ("--bytes", "ten", "--bytes: 'ten' is not a number of bytes"),
+    ]:
+        with pytest.raises(SystemExit) as stopped:
+            gpt_main(["compare", *map(str, folders), flag, value, "--out", str(tmp_path / "out")])
+        assert stopped.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
 def test_one_tokenization_is_refused(folders, tmp_path):
     with pytest.raises(gpt.PreparedDataError, match="two or more"):
         gpt.compare([folders[1]], tmp_path / "out", characters=1000, **TINY)

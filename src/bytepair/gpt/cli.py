@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from bytepair._cliutil import HelpFormatter
+from bytepair._cliutil import HelpFormatter, positive_count
 
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
     "max_steps": 2000,
@@ -33,20 +33,14 @@ TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig a
 }
 
 
-def characters(text: str, unit: str = "characters") -> int:
+def characters(text: str) -> int:
     """A positive number of characters (``1_000_000`` and ``1,000,000`` accepted)."""
-    try:
-        value = int(text.replace("_", "").replace(",", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be a positive number of {unit}")
-    return value
+    return positive_count(text, "characters")
 
 
 def byte_count(text: str) -> int:
     """A positive number of bytes, written as ``characters`` takes it."""
-    return characters(text, "bytes")
+    return positive_count(text, "bytes")
 
 
 def seconds(text: str) -> float:
