@@ -289,8 +289,8 @@ struct LongPiece {
 // symbols but cost O(ranks) to set up, so shorter pieces stayed on the heap. Tried and kept:
 // the merged id stored beside each rank (a merge looked its pair up twice). Tried and dropped:
 // loading the pairs of the next 8 merges early. It once made random letters about 1.4x
-// faster, when cl100k's pairs took 32 MB; since the packed table and its filter the compiler
-// had deleted those loads, and made real again they were slower (replay of one piece of
+// faster, when cl100k's pairs took 32 MB; by the packed table and its filter the compiler had
+// come to delete those loads, and made real again they were slower (replay of one piece of
 // 64,000 random letters, a 4,096-token vocabulary: 0.46 ms against 0.38; bench/RESULTS.md,
 // "Prefetches that were not there").
 
