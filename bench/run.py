@@ -20,7 +20,7 @@ what the child inherited; where that file is missing, ``ru_maxrss`` minus the re
 the start). Before the window opens the child hands the heap's free pages back (glibc's
 ``malloc_trim``): otherwise a call reuses whatever free memory the parent's earlier work left
 resident, and the same training measured 22 MB after one parent and 26 after another. A call
-under a second is timed five times (``--runs``), each in a fresh child (so each starts cold),
+under a second is timed nine times (``--runs``), each in a fresh child (so each starts cold),
 in as many passes through the section, and the fastest kept (``--quick``: once). A child
 that runs past its time limit is killed and shown as ``> limit``. Ratios are peer time /
 bytepair time from the same run (above 1: bytepair is faster); absolute times move with the
