@@ -117,9 +117,9 @@ static std::vector<Rule> random_rules(std::mt19937& random, uint32_t count, bool
 static Ids run(void (*merge)(const PairTable&, bool, MergeScratch&), const PairTable& table,
                bool monotonic, const Ids& ids) {
     MergeScratch scratch;
-    scratch.symbols = ids;
+    scratch.symbols.assign(ids.begin(), ids.end());
     merge(table, monotonic, scratch);
-    return scratch.symbols;
+    return Ids(scratch.symbols.begin(), scratch.symbols.end());
 }
 
 static void test_pair_table_duplicate_ranks() {
@@ -421,9 +421,9 @@ static void test_bucket_walk_steps_back() {
 // outgrows 8 chunks it must say so and leave the symbols as they were.
 template <size_t Chunk> static bool run_chunked(const PairTable& table, Ids& ids) {
     MergeScratch scratch;
-    scratch.symbols = ids;
+    scratch.symbols.assign(ids.begin(), ids.end());
     bool done = merge_chunked<Chunk>(table, scratch);
-    ids = scratch.symbols;
+    ids.assign(scratch.symbols.begin(), scratch.symbols.end());
     return done;
 }
 
@@ -450,9 +450,9 @@ static void test_chunked_merge() {
             else ++given_up, assert(*ids == piece);
         }
         MergeScratch scratch;  // and the dispatcher, whichever way it goes
-        scratch.symbols = piece;
+        scratch.symbols.assign(piece.begin(), piece.end());
         merge_symbols(table, false, scratch);
-        assert(scratch.symbols == expected);
+        assert(Ids(scratch.symbols.begin(), scratch.symbols.end()) == expected);
     }
     assert(chunked > given_up);  // random rules seldom make tokens of more than 8 chunks
 }

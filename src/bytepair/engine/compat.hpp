@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <memory>
 #include <new>
+#include <utility>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -104,6 +105,21 @@ template <class T> struct HugePageAllocator {
     }
     template <class U> bool operator==(const HugePageAllocator<U>&) const { return true; }
     template <class U> bool operator!=(const HugePageAllocator<U>&) const { return false; }
+};
+
+// An allocator whose resize(n) leaves the new elements unset, for a buffer that is written
+// before it is read. A piece's first symbols went into a vector cleared and then resized: the
+// zeroing was a memset call per new piece, 2.2-3.9% of a warm UDHR call on o200k (perf).
+template <class T> struct UnsetAllocator : std::allocator<T> {
+    template <class U> struct rebind {
+        using other = UnsetAllocator<U>;
+    };
+    UnsetAllocator() = default;
+    template <class U> UnsetAllocator(const UnsetAllocator<U>&) {}
+    template <class U> void construct(U* p) noexcept { ::new (static_cast<void*>(p)) U; }
+    template <class U, class... Args> void construct(U* p, Args&&... args) {
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+    }
 };
 
 }  // namespace bp

@@ -424,7 +424,7 @@ struct EncoderCore {
 template <class C>
 inline bool initial_symbols(const EncoderCore& core, Worker& w, const C* p, size_t len,
                             const uint8_t* utf8, size_t utf8_len) {
-    std::vector<uint32_t>& symbols = w.scratch.symbols;
+    SymbolBuffer& symbols = w.scratch.symbols;
     symbols.clear();
     if (!core.char_mode) {
         symbols.resize(utf8_len);

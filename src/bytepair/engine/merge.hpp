@@ -121,10 +121,14 @@ struct SeamMemo {
     }
 };
 
+// A piece's symbols: resized for each new piece and written before they are read.
+using SymbolBuffer = std::vector<uint32_t, UnsetAllocator<uint32_t>>;
+
 // One thread's merging buffers, reused from piece to piece (allocation-free when warm).
 // `symbols` holds the piece's ids: the initial symbols before a merge, the result after.
 struct MergeScratch {
-    std::vector<uint32_t> symbols, ranks, merged;  // long pieces: ranks, merged ids per pair
+    SymbolBuffer symbols;
+    std::vector<uint32_t> ranks, merged;           // long pieces: ranks, merged ids per pair
     std::vector<uint32_t> next, prev;              // long pieces: the linked list
     RankBuckets buckets;                           // long pieces: what merges next
     std::vector<ShortSymbol> short_symbols;        // short pieces
@@ -138,7 +142,7 @@ struct MergeScratch {
     }
     // Gives back buffers grown past `keep` elements (a huge piece's), keeping small ones warm.
     void trim(size_t keep) noexcept {
-        if (symbols.capacity() > keep) std::vector<uint32_t>().swap(symbols);
+        if (symbols.capacity() > keep) SymbolBuffer().swap(symbols);
         if (ranks.capacity() > keep) std::vector<uint32_t>().swap(ranks);
         if (merged.capacity() > keep) std::vector<uint32_t>().swap(merged);
         if (next.capacity() > keep) std::vector<uint32_t>().swap(next);
@@ -213,7 +217,7 @@ BP_ALWAYS_INLINE size_t merge_array(const PairTable& pairs, bool monotonic, cons
 }
 
 inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w) {
-    std::vector<uint32_t>& ids = w.symbols;
+    SymbolBuffer& ids = w.symbols;
     if (ids.size() < 2) return;
     if (w.short_symbols.size() < ids.size()) w.short_symbols.resize(ids.size());
     ShortSymbol* s = w.short_symbols.data();
@@ -228,7 +232,7 @@ inline void merge_short(const PairTable& pairs, bool monotonic, MergeScratch& w)
 struct LongPiece {
     const PairTable& pairs;
     bool monotonic;
-    std::vector<uint32_t>& ids;
+    SymbolBuffer& ids;
     std::vector<uint32_t>& rank;
     std::vector<uint32_t>& merged;
     std::vector<uint32_t>& next;
