@@ -5,23 +5,30 @@ Each test here failed (hung, aborted the process, or found no bound) before the 
   pool's mutex locked forever (engine/worker_pool.hpp takes it across fork());
 - threads: a refused std::thread aborted the process with ``terminate called`` (exit 134);
   now the batch runs on the threads that started (engine/threads.hpp);
-- memory: std::bad_alloc in ``split`` (and in worker threads) aborted; now MemoryError;
+- memory: std::bad_alloc in ``split`` (and in worker threads) aborted; now MemoryError; and a
+  worker whose first exception found no memory for its thread-local state ended the process
+  (exit 127); now that state is made when the thread starts;
 - idle caches: a burst of threads left every worker's cache resident; now the total is bounded.
 The subprocess tests run the engine in a fresh interpreter, so that a limit or an abort there
 cannot take the test run down.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from bytepair import _engine
 from datafiles import package_env
+
+MALLOC_SHIM = Path(__file__).resolve().parents[1] / "native" / "fail_in_threads.c"
+C_COMPILER = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
 
 # A small byte-level vocabulary with a few merges (including runs of "x", so that a long run is
 # a huge piece with work for every merge strategy), and varied text: shared by this process
@@ -66,9 +73,9 @@ exec(SETUP, _helpers)  # noqa: S102 - the same helpers here as in the subprocess
 make_encoder, make_texts, count_pieces = _helpers["make_encoder"], _helpers["make_texts"], _helpers["count_pieces"]
 
 
-def run_python(code, timeout=300):
+def run_python(code, timeout=300, extra_env=None):
     """Runs ``code`` after SETUP in a fresh interpreter; returns the completed process."""
-    env = package_env()
+    env = {**package_env(), **(extra_env or {})}
     return subprocess.run(
         [sys.executable, "-c", SETUP + textwrap.dedent(code)],
         capture_output=True,
@@ -299,6 +306,45 @@ def test_allocation_failure_is_memory_error_and_the_process_lives():
 
 
 # -- idle caches ----------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the malloc shim is loaded with LD_PRELOAD (Linux)")
+@pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc, gcc, clang) on PATH to build the malloc shim")
+def test_a_worker_with_no_memory_for_its_first_exception_gives_memory_error(tmp_path):
+    # A worker thread's C++ exception state lives in thread-local storage that glibc makes on
+    # the thread's first exception; when that is std::bad_alloc and nothing is left, glibc
+    # ended the process ("cannot allocate memory for thread-local data", exit 127) until the
+    # state was made at the thread's start (engine/threads.hpp, ready_for_exceptions).
+    shim = tmp_path / "fail_in_threads.so"
+    build = subprocess.run(
+        [C_COMPILER, "-O2", "-shared", "-fPIC", str(MALLOC_SHIM), "-o", str(shim), "-ldl"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert build.returncode == 0, build.stderr
+    code = """
+    encoder = make_encoder()
+    texts = make_texts(8, 2000)
+    expected = encoder.encode_batch(texts, num_threads=1)  # the main thread's memory is not limited
+    for name, call in {
+        "count_pieces": lambda: count_pieces(texts, "gpt2", num_threads=4),
+        "encode_batch": lambda: encoder.encode_batch(texts, num_threads=4),
+    }.items():
+        try:
+            call()
+            print(name, "no error")
+        except MemoryError:
+            print(name, "MemoryError")
+    assert encoder.encode_batch(texts, num_threads=1) == expected
+    print("alive")
+    """
+    result = run_python(code, extra_env={"LD_PRELOAD": str(shim)})
+    assert (result.returncode, result.stdout) == (0, "count_pieces MemoryError\nencode_batch MemoryError\nalive\n"), (
+        result.stderr[-2000:]
+    )
 
 
 @pytest.mark.slow

@@ -24,6 +24,20 @@
 
 namespace bp {
 
+// Makes the calling thread's C++ exception state exist now, before it does any work. libstdc++
+// keeps that state in thread-local storage, which glibc allocates for a library loaded at run
+// time on the thread's first exception; when that first exception is std::bad_alloc, the
+// allocation fails as well and glibc ends the process ("cannot allocate memory for thread-local
+// data: ABORT", exit 127). A worker's first exception is exactly that one when memory runs out:
+// under RLIMIT_AS with 12-20 MB to spare, about 1 run in 30 ended so; under a malloc shim that
+// starves worker threads, every run (tests/engine/test_engine_reliability.py). Borrowed
+// (worker_pool.hpp) does the same for a thread that encodes alone. The count goes to a
+// volatile: the function is declared pure, and an unused call of it is dropped.
+inline void ready_for_exceptions() noexcept {
+    volatile int uncaught = std::uncaught_exceptions();
+    (void)uncaught;
+}
+
 // work(t) for t = 1 .. threads - 1 on new threads and work(0) on this one; returns when all
 // have ended, with the number of threads that ran (fewer than asked if the OS refused some).
 // Rethrows the first exception any of them threw.
@@ -31,6 +45,7 @@ template <class Work> int on_threads(int threads, Work&& work) {
     std::mutex mutex;
     std::exception_ptr error;
     auto guarded = [&](int t) {
+        ready_for_exceptions();
         try {
             work(t);
         } catch (...) {

@@ -35,6 +35,7 @@
 
 #include "merge.hpp"
 #include "piece_maps.hpp"
+#include "threads.hpp"
 
 namespace bp {
 
@@ -325,7 +326,7 @@ inline size_t set_idle_cache_budget(size_t bytes) { return idle_cache_budget.exc
 struct Borrowed {
     WorkerPool& pool;
     Worker* w;
-    explicit Borrowed(WorkerPool& p) : pool(p), w(p.acquire()) {}
+    explicit Borrowed(WorkerPool& p) : pool(p), w((ready_for_exceptions(), p.acquire())) {}
     ~Borrowed() { pool.release(w); }
     Borrowed(const Borrowed&) = delete;
     Borrowed& operator=(const Borrowed&) = delete;
