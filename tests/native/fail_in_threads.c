@@ -23,13 +23,15 @@ static int refuse(size_t size) {
     return exhausted;
 }
 
+static void* refused(void) {
+    errno = ENOMEM;
+    return NULL;
+}
+
 void* malloc(size_t size) {
     static malloc_fn real;
     if (!real) real = (malloc_fn)dlsym(RTLD_NEXT, "malloc");
-    if (refuse(size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (refuse(size)) return refused();
     return real(size);
 }
 
@@ -42,20 +44,14 @@ void* calloc(size_t n, size_t size) {
         real = (calloc_fn)dlsym(RTLD_NEXT, "calloc");
         looking = 0;
     }
-    if (refuse(n * size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (refuse(n * size)) return refused();
     return real(n, size);
 }
 
 void* realloc(void* p, size_t size) {
     static realloc_fn real;
     if (!real) real = (realloc_fn)dlsym(RTLD_NEXT, "realloc");
-    if (refuse(size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (refuse(size)) return refused();
     return real(p, size);
 }
 
@@ -69,9 +65,6 @@ int posix_memalign(void** p, size_t align, size_t size) {
 void* aligned_alloc(size_t align, size_t size) {
     static aligned_fn real;
     if (!real) real = (aligned_fn)dlsym(RTLD_NEXT, "aligned_alloc");
-    if (refuse(size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (refuse(size)) return refused();
     return real(align, size);
 }
