@@ -327,24 +327,29 @@ def test_a_worker_with_no_memory_for_its_first_exception_gives_memory_error(tmp_
     assert build.returncode == 0, build.stderr
     code = """
     encoder = make_encoder()
-    texts = make_texts(8, 2000)
+    texts = make_texts(64, 4000)  # enough that the calling thread cannot take every text first
     expected = encoder.encode_batch(texts, num_threads=1)  # the main thread's memory is not limited
     for name, call in {
         "count_pieces": lambda: count_pieces(texts, "gpt2", num_threads=4),
         "encode_batch": lambda: encoder.encode_batch(texts, num_threads=4),
     }.items():
-        try:
-            call()
-            print(name, "no error")
-        except MemoryError:
-            print(name, "MemoryError")
+        for _ in range(3):
+            try:
+                call()
+                print(name, "no error")
+            except MemoryError:
+                print(name, "MemoryError")
     assert encoder.encode_batch(texts, num_threads=1) == expected
     print("alive")
     """
     result = run_python(code, extra_env={"LD_PRELOAD": str(shim)})
-    assert (result.returncode, result.stdout) == (0, "count_pieces MemoryError\nencode_batch MemoryError\nalive\n"), (
-        result.stderr[-2000:]
-    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = result.stdout.splitlines()
+    assert lines[-1] == "alive"
+    # a worker that took a text ran out of memory: a MemoryError at least once for each call
+    for name in ("count_pieces", "encode_batch"):
+        outcomes = {line.split(" ", 1)[1] for line in lines[:-1] if line.startswith(name)}
+        assert "MemoryError" in outcomes and outcomes <= {"MemoryError", "no error"}, result.stdout
 
 
 @pytest.mark.slow
