@@ -26,3 +26,11 @@ include "_train.pxi"
 include "_count.pxi"
 include "_decode.pxi"
 include "_load.pxi"
+
+cdef extern from "engine/threads.hpp" namespace "bp":
+    void ready_for_exceptions() nogil
+
+# The importing thread's C++ exception state, made now: its first exception may come when no
+# memory is left (engine/threads.hpp; engine threads and encodes make theirs themselves).
+ready_for_exceptions()
+
