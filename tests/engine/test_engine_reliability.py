@@ -305,9 +305,6 @@ def test_allocation_failure_is_memory_error_and_the_process_lives():
         assert line.endswith("MemoryError"), result.stdout
 
 
-# -- idle caches ----------------------------------------------------------------------------
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the malloc shim is loaded with LD_PRELOAD (Linux)")
 @pytest.mark.skipif(C_COMPILER is None, reason="no C compiler (cc, gcc, clang) on PATH to build the malloc shim")
@@ -350,6 +347,9 @@ def test_a_worker_with_no_memory_for_its_first_exception_gives_memory_error(tmp_
     for name in ("count_pieces", "encode_batch"):
         outcomes = {line.split(" ", 1)[1] for line in lines[:-1] if line.startswith(name)}
         assert "MemoryError" in outcomes and outcomes <= {"MemoryError", "no error"}, result.stdout
+
+
+# -- idle caches ----------------------------------------------------------------------------
 
 
 @pytest.mark.slow
