@@ -30,9 +30,9 @@ namespace bp {
 // allocation fails as well and glibc ends the process ("cannot allocate memory for thread-local
 // data: ABORT", exit 127). A worker's first exception is exactly that one when memory runs out:
 // under RLIMIT_AS with 12-20 MB to spare, about 1 run in 30 ended so; under a malloc shim that
-// starves worker threads, every run (tests/engine/test_engine_reliability.py). Borrowed
-// (worker_pool.hpp) does the same for a thread that encodes alone. The count goes to a
-// volatile: the function is declared pure, and an unused call of it is dropped.
+// starves worker threads, every run (tests/engine/test_engine_reliability.py). WorkerPool::
+// acquire (worker_pool.hpp) does the same for a thread that encodes alone. The count goes to
+// a volatile: the function is declared pure, and an unused call of it is dropped.
 inline void ready_for_exceptions() noexcept {
     volatile int uncaught = std::uncaught_exceptions();
     (void)uncaught;

@@ -247,6 +247,7 @@ class WorkerPool {
 
     // An idle worker, or a new one (may throw std::bad_alloc).
     Worker* acquire() {
+        ready_for_exceptions();  // the thread's encode may end in std::bad_alloc (threads.hpp)
         {
             std::lock_guard<std::mutex> guard(mutex_);
             if (!idle_.empty()) {
@@ -326,7 +327,7 @@ inline size_t set_idle_cache_budget(size_t bytes) { return idle_cache_budget.exc
 struct Borrowed {
     WorkerPool& pool;
     Worker* w;
-    explicit Borrowed(WorkerPool& p) : pool(p), w((ready_for_exceptions(), p.acquire())) {}
+    explicit Borrowed(WorkerPool& p) : pool(p), w(p.acquire()) {}
     ~Borrowed() { pool.release(w); }
     Borrowed(const Borrowed&) = delete;
     Borrowed& operator=(const Borrowed&) = delete;
