@@ -133,6 +133,13 @@ class PieceCutTable {
             if (n == 2 && utf8_continuation(bytes & 0xFF) && utf8_continuation((bytes >> 8) & 0xFF))
                 tail2[(bytes & 0x3F) << 6 | ((bytes >> 8) & 0x3F)] = uint32_t(k + 2);
         }
+        // The first bytes of the keys: a key a code point's bytes do not start with is not
+        // looked up (a vocabulary learned on one language's text has keys for few of them).
+        // A Tokenizer of the 32,768 merges learned on WikiText-2 train: 5.9-6.0 -> 3.9 ms to
+        // build (best of 100); cl100k and o200k, whose keys start with most bytes, unchanged.
+        std::vector<uint8_t> starts_left(256, 0), starts_right(256, 0);
+        for (uint64_t key : left_class.keys) starts_left[key & 0xFF] = 1;
+        for (uint64_t key : right_class.keys) starts_right[key & 0xFF] = 1;
         uint64_t shared_prefix = ~0ULL;
         uint32_t shared_right = NONE;  // the class of shared_prefix's longest right key
         classes_.assign(PIECE_CUT_CODE_POINTS, NEVER << 16 | NEVER);
@@ -140,14 +147,19 @@ class PieceCutTable {
             if (cp >= 0xD800 && cp < 0xE000) continue;
             uint64_t utf8 = utf8_key(cp);
             uint32_t n = length_of(utf8), bytes = uint32_t(utf8);
-            uint32_t left = left_class.find(utf8);
-            if (left == NONE && n == 4) left = left_class.find(suffix(utf8, 3));
+            uint32_t left = starts_left[bytes & 0xFF] ? left_class.find(utf8) : NONE;
+            if (left == NONE && n == 4 && starts_left[(bytes >> 8) & 0xFF]) left = left_class.find(suffix(utf8, 3));
             if (left == NONE && n >= 3) {
                 uint32_t last2 = bytes >> (8 * (n - 2));
                 left = tail2[(last2 & 0x3F) << 6 | ((last2 >> 8) & 0x3F)];
             }
             if (left == NONE && n >= 2) left = tail1[(bytes >> (8 * (n - 1))) & 0x3F];
-            uint32_t right = right_class.find(utf8);
+            uint32_t right = NONE;
+            if (!starts_right[bytes & 0xFF]) {
+                classes_[cp] = left << 16 | right;  // every prefix starts with that byte
+                continue;
+            }
+            right = right_class.find(utf8);
             if (right == NONE && n >= 2) {
                 uint64_t shorter = prefix(utf8, n - 1);
                 if (shorter != shared_prefix) {
