@@ -154,13 +154,9 @@ class PieceCutTable {
                 left = tail2[(last2 & 0x3F) << 6 | ((last2 >> 8) & 0x3F)];
             }
             if (left == NONE && n >= 2) left = tail1[(bytes >> (8 * (n - 1))) & 0x3F];
-            uint32_t right = NONE;
-            if (!starts_right[bytes & 0xFF]) {
-                classes_[cp] = left << 16 | right;  // every prefix starts with that byte
-                continue;
-            }
-            right = right_class.find(utf8);
-            if (right == NONE && n >= 2) {
+            bool may_start = starts_right[bytes & 0xFF];  // the character and its prefixes start with it
+            uint32_t right = may_start ? right_class.find(utf8) : NONE;
+            if (right == NONE && n >= 2 && may_start) {
                 uint64_t shorter = prefix(utf8, n - 1);
                 if (shorter != shared_prefix) {
                     shared_prefix = shorter;
