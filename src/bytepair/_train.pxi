@@ -222,10 +222,14 @@ cdef class _MergeTrainer:
             self._value_slots[self._value_slot(value_hash)] = token_id + 1
         return token_id
 
+    cdef inline size_t _value_home(self, uint64_t value_hash) noexcept nogil:
+        """The first slot of ``value_hash``'s probe sequence."""
+        return (value_hash * <uint64_t>0x9E3779B97F4A7C15) >> 32 & (self._value_slots.size() - 1)
+
     cdef inline size_t _value_slot(self, uint64_t value_hash) noexcept nogil:
         """The first empty slot of ``value_hash``'s probe sequence."""
         cdef size_t mask = self._value_slots.size() - 1
-        cdef size_t slot = (value_hash * <uint64_t>0x9E3779B97F4A7C15) >> 32 & mask
+        cdef size_t slot = self._value_home(value_hash)
         while self._value_slots[slot] != 0:
             slot = (slot + 1) & mask
         return slot
@@ -373,7 +377,7 @@ cdef class _MergeTrainer:
         cdef const string* a = &self._token_bytes[left]
         cdef const string* b = &self._token_bytes[right]
         cdef size_t mask = self._value_slots.size() - 1
-        cdef size_t slot = (value_hash * <uint64_t>0x9E3779B97F4A7C15) >> 32 & mask
+        cdef size_t slot = self._value_home(value_hash)
         cdef int32_t found
         cdef const string* value
         while self._value_slots[slot] != 0:
