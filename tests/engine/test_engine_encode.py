@@ -332,6 +332,30 @@ def test_large_batches_fill_lists_on_threads_with_exact_references(small_encoder
     assert references() == before
 
 
+def test_one_long_list_gains_exact_references(small_encoder):
+    # a list of at least as many ids as the encoder has int objects counts its references per
+    # object and adds them once (bp::ids_to_list): every count must come out exact
+    import sys
+    from collections import Counter
+
+    text = " ".join(TEXTS) * 400
+    short = [small_encoder.encode_ordinary(t) for t in TEXTS]  # each below that size
+    objects = list({x: x for ids in short for x in ids if x > 256}.values())
+    assert objects
+
+    def references():
+        return [sys.getrefcount(x) for x in objects]
+
+    before = references()
+    ids = small_encoder.encode_ordinary(text)
+    during = references()
+    uses = Counter(ids)
+    assert len(ids) > 10 * 300  # far more ids than the vocabulary's 300
+    assert [now - then for now, then in zip(during, before)] == [uses[x] for x in objects]
+    del ids, uses  # the Counter's keys are references too
+    assert references() == before
+
+
 def test_encode_pieces_encodes_each_piece_whole(small):
     encoder, merges, ids = small
     pieces = ["the", " cat sat", "", "the\n\nmat", " 😀"]  # pieces the scanner would cut

@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "compat.hpp"
@@ -23,10 +24,34 @@
 namespace bp {
 
 // ids -> a new list (nullptr and a Python error if it cannot be made); holds the GIL.
+// A list of at least as many ids as the table has objects counts each object's uses in an
+// array (L2-sized) and adds them once, as add_references: a reference added per id wrote to
+// int objects scattered over 6 MB (o200k). UDHR, one call, six alternated rounds of best of 9:
+// cl100k 81.2 -> 79.2 ms, o200k 90.5 -> 87.7 (medians).
 inline PyObject* ids_to_list(const std::vector<uint32_t>& ids, PyObject* table) {
     PyObject* out = PyList_New(Py_ssize_t(ids.size()));
     if (!out) return nullptr;
-    advise_huge_pages(reinterpret_cast<PyListObject*>(out)->ob_item, ids.size() * sizeof(PyObject*));
+    PyObject** items = reinterpret_cast<PyListObject*>(out)->ob_item;
+    advise_huge_pages(items, ids.size() * sizeof(PyObject*));
+    size_t table_size = size_t(PyList_GET_SIZE(table));
+    std::vector<uint32_t> uses;
+    // counts fit 32 bits below 2**32 ids; without room for them, a reference per id
+    if (ids.size() >= table_size && ids.size() < (size_t(1) << 32)) {
+        try {
+            uses.assign(table_size, 0);
+        } catch (const std::bad_alloc&) {
+        }
+    }
+    if (!uses.empty()) {
+        PyObject* const* objects = reinterpret_cast<PyListObject*>(table)->ob_item;
+        for (size_t k = 0; k < ids.size(); ++k) {
+            items[k] = objects[ids[k]];
+            ++uses[ids[k]];
+        }
+        for (size_t id = 0; id < table_size; ++id)
+            if (uses[id]) Py_SET_REFCNT(objects[id], Py_REFCNT(objects[id]) + uses[id]);
+        return out;
+    }
     for (size_t k = 0; k < ids.size(); ++k) {
         PyObject* item = PyList_GET_ITEM(table, ids[k]);
         Py_INCREF(item);
