@@ -158,6 +158,31 @@ def test_named_strings(pairs, label, case):
 
 
 @pytest.mark.parametrize("label", MAIN)
+def test_tokens_longer_than_a_short_piece(pairs, label):
+    # their last merges are found by the bucket merge at load (EncoderCore::keep_last_merges),
+    # not the O(n^2) scan of shorter tokens: each one alone, cut, repeated and inside text
+    tokenizer, encoding = pairs[label]
+    texts = []
+    for token in encoding.token_byte_values():
+        if len(token) <= 64:
+            continue
+        text = token.decode("utf-8", errors="replace")
+        half = len(text) // 2
+        texts += [
+            (f"{token!r}{how}", variant)
+            for how, variant in (
+                ("", text),
+                (" twice", text * 2),
+                (" cut", text[:half] + "|" + text[half:]),
+                (" in text", f"x{text}y"),
+                (" shortened", text[1:]),
+            )
+        ]
+    assert texts  # gpt2 has 3 such tokens, cl100k 121, o200k 85
+    assert mismatches(tokenizer, encoding, texts) == []
+
+
+@pytest.mark.parametrize("label", MAIN)
 def test_special_tokens_when_allowed(pairs, label):
     tokenizer, encoding = pairs[label]
     specials = sorted(encoding.special_tokens_set)

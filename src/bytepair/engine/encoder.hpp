@@ -263,7 +263,8 @@ struct EncoderCore {
     // table: o200k's hashed pairs 441K -> about 200K (slots 8 -> 4 MB, filter 512 -> 256 KB),
     // cl100k's 229K -> about 100K. UDHR 3-5% and random CJK + emoji 3-6% faster on both
     // (alternated builds, best of 7); loading 20-50 ms slower (the table is built twice and
-    // each token of several splits merged once).
+    // each token of several splits merged once). A token longer than a short piece is merged
+    // by the buckets (merge_long): by the O(n^2) scan, a file with a 1 MB token took 160 s.
     void keep_last_merges(const std::vector<uint32_t>& count) {
         size_t top = count.size();
         // the last merge of each token with several splits (left << 32 | right), or all ones:
@@ -275,15 +276,23 @@ struct EncoderCore {
         share_out(2, (split_tokens.size() + block - 1) / block, [&](int, auto& next) {
             std::vector<uint32_t> ids;
             std::vector<ShortSymbol> merged;
+            MergeScratch scratch;  // a token longer than a short piece: merge_long, O(n log n)
             for (size_t b; next(b);) {
                 size_t end = std::min(split_tokens.size(), (b + 1) * block);
                 for (size_t k = b * block; k < end; ++k) {
                     const TokenRef& t = split_tokens[k];
                     if (t.id >= top || count[t.id] < 2) continue;
+                    uint64_t pair = ~0ULL;
+                    if (t.length > SHORT_PIECE) {
+                        scratch.symbols.resize(t.length);
+                        for (size_t j = 0; j < t.length; ++j) scratch.symbols[j] = base_byte[t.bytes[j]];
+                        merge_long(pairs, false, scratch, &pair);
+                        if (scratch.symbols.size() == 1 && scratch.symbols[0] == t.id) last[t.id] = pair;
+                        continue;
+                    }
                     ids.resize(t.length);
                     for (size_t j = 0; j < t.length; ++j) ids[j] = base_byte[t.bytes[j]];
                     merged.resize(t.length);
-                    uint64_t pair = ~0ULL;
                     if (merge_array(pairs, false, ids.data(), t.length, merged.data(), &pair) == 1 && merged[0].id == t.id)
                         last[t.id] = pair;
                 }
