@@ -339,8 +339,9 @@ def test_one_long_list_gains_exact_references(small_encoder):
     from collections import Counter
 
     text = " ".join(TEXTS) * 400
-    short = [small_encoder.encode_ordinary(t) for t in TEXTS]  # each below that size
-    objects = list({x: x for ids in short for x in ids if x > 256}.values())
+    # the encoder's own int objects (not the interpreter's cached small ints), one of each
+    alone = [small_encoder.encode_ordinary(t) for t in TEXTS]
+    objects = list({x: x for ids in alone for x in ids if x > 256}.values())
     assert objects
 
     def references():
