@@ -274,27 +274,27 @@ struct EncoderCore {
         // on two threads, in blocks of tokens (each token's own entry of `last`)
         const size_t block = 4096;
         share_out(2, (split_tokens.size() + block - 1) / block, [&](int, auto& next) {
-            std::vector<uint32_t> ids;
+            MergeScratch scratch;
             std::vector<ShortSymbol> merged;
-            MergeScratch scratch;  // a token longer than a short piece: merge_long, O(n log n)
             for (size_t b; next(b);) {
                 size_t end = std::min(split_tokens.size(), (b + 1) * block);
                 for (size_t k = b * block; k < end; ++k) {
                     const TokenRef& t = split_tokens[k];
                     if (t.id >= top || count[t.id] < 2) continue;
-                    uint64_t pair = ~0ULL;
-                    if (t.length > SHORT_PIECE) {
-                        scratch.symbols.resize(t.length);
-                        for (size_t j = 0; j < t.length; ++j) scratch.symbols[j] = base_byte[t.bytes[j]];
-                        merge_long(pairs, false, scratch, &pair);
-                        if (scratch.symbols.size() == 1 && scratch.symbols[0] == t.id) last[t.id] = pair;
-                        continue;
-                    }
+                    SymbolBuffer& ids = scratch.symbols;
                     ids.resize(t.length);
                     for (size_t j = 0; j < t.length; ++j) ids[j] = base_byte[t.bytes[j]];
-                    merged.resize(t.length);
-                    if (merge_array(pairs, false, ids.data(), t.length, merged.data(), &pair) == 1 && merged[0].id == t.id)
-                        last[t.id] = pair;
+                    uint64_t pair = ~0ULL;
+                    bool whole;
+                    if (t.length > SHORT_PIECE) {  // the buckets, O(n log n), not the O(n^2) scan
+                        merge_long(pairs, false, scratch, &pair);
+                        whole = ids.size() == 1 && ids[0] == t.id;
+                    } else {
+                        merged.resize(t.length);
+                        whole = merge_array(pairs, false, ids.data(), t.length, merged.data(), &pair) == 1 &&
+                                merged[0].id == t.id;
+                    }
+                    if (whole) last[t.id] = pair;
                 }
             }
         });

@@ -23,6 +23,21 @@
 
 namespace bp {
 
+// items[i] = table[ids[i]] for the n ids, each id's uses counted in `count` (no reference
+// added: add_counted adds them once per object). Needs no GIL.
+inline void fill_counted(const uint32_t* ids, size_t n, PyObject* const* table, PyObject** items, uint32_t* count) {
+    for (size_t i = 0; i < n; ++i) {
+        items[i] = table[ids[i]];
+        ++count[ids[i]];
+    }
+}
+
+// Adds count[id] references to each table[id]; holds the GIL.
+inline void add_counted(PyObject* const* table, const std::vector<uint32_t>& count) {
+    for (size_t id = 0; id < count.size(); ++id)
+        if (count[id]) Py_SET_REFCNT(table[id], Py_REFCNT(table[id]) + count[id]);
+}
+
 // ids -> a new list (nullptr and a Python error if it cannot be made); holds the GIL.
 // A list of at least as many ids as the table has objects counts each object's uses in an
 // array (L2-sized) and adds them once, as add_references: a reference added per id wrote to
@@ -44,12 +59,8 @@ inline PyObject* ids_to_list(const std::vector<uint32_t>& ids, PyObject* table) 
     }
     if (!uses.empty()) {
         PyObject* const* objects = reinterpret_cast<PyListObject*>(table)->ob_item;
-        for (size_t k = 0; k < ids.size(); ++k) {
-            items[k] = objects[ids[k]];
-            ++uses[ids[k]];
-        }
-        for (size_t id = 0; id < table_size; ++id)
-            if (uses[id]) Py_SET_REFCNT(objects[id], Py_REFCNT(objects[id]) + uses[id]);
+        fill_counted(ids.data(), ids.size(), objects, items, uses.data());
+        add_counted(objects, uses);
         return out;
     }
     for (size_t k = 0; k < ids.size(); ++k) {
@@ -68,23 +79,14 @@ inline void fill_lists(const std::vector<std::vector<uint32_t>>& outs, PyObject*
                        std::vector<std::vector<uint32_t>>& uses) {
     uses.assign(size_t(threads), std::vector<uint32_t>(table_size, 0));
     share_out(threads, outs.size(), [&](int t, auto& next) {
-        std::vector<uint32_t>& count = uses[size_t(t)];
-        for (size_t k; next(k);) {
-            const std::vector<uint32_t>& ids = outs[k];
-            PyObject** out = items[k];
-            for (size_t i = 0; i < ids.size(); ++i) {
-                out[i] = table[ids[i]];
-                ++count[ids[i]];
-            }
-        }
+        uint32_t* count = uses[size_t(t)].data();
+        for (size_t k; next(k);) fill_counted(outs[k].data(), outs[k].size(), table, items[k], count);
     });
 }
 
 // Adds the references counted by fill_lists; holds the GIL.
 inline void add_references(PyObject* const* table, const std::vector<std::vector<uint32_t>>& uses) {
-    for (const std::vector<uint32_t>& count : uses)
-        for (size_t id = 0; id < count.size(); ++id)
-            if (count[id]) Py_SET_REFCNT(table[id], Py_REFCNT(table[id]) + count[id]);
+    for (const std::vector<uint32_t>& count : uses) add_counted(table, count);
 }
 
 }  // namespace bp
