@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import regex
 
 from bytepair import train
 from bytepair.cli import main
@@ -146,6 +147,22 @@ def test_split_on_cuts_text_files_into_documents(tokenizer, tmp_path, monkeypatc
     path.write_text("\n\n".join(docs) + "\n\n\n", encoding="utf-8")
     meta = encode_corpus([path], tokenizer, tmp_path / "out", split_on=r"\n\s*\n", **quiet())
     assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == docs
+
+
+@pytest.mark.parametrize("separator", [r"(?m)^=|,", r"x|\bq", r";|(?<=;)-"])
+def test_split_on_sees_the_text_before_each_window(tokenizer, tmp_path, monkeypatch, separator):
+    # a window that starts right after a cut must not make ^ or \b match there, nor blind a
+    # lookbehind: the documents are those of the regex module on the whole file
+    from bytepair.datasets import documents
+
+    monkeypatch.setattr(documents, "SPLIT_WINDOW", 64)
+    monkeypatch.setattr(documents, "SPLIT_MARGIN", 16)
+    text = "".join(f"foo,=bar\nxq;-z {n}\n" for n in range(300))
+    path = tmp_path / "c.txt"
+    path.write_text(text, encoding="utf-8")
+    meta = encode_corpus([path], tokenizer, tmp_path / "out", split_on=separator, **quiet())
+    expected = [d for d in regex.split(separator, text) if d]
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == expected
 
 
 def test_glob_and_stdin(tokenizer, tmp_path):

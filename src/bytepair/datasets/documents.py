@@ -296,10 +296,13 @@ class _Reader:
         """Documents between separator matches, read window by window.
 
         subtle: a match is only trusted when it ends ``SPLIT_MARGIN`` characters before the end
-        of what has been read (more text could extend it); the rest is carried into the next window.
+        of what has been read (more text could extend it); the rest is carried into the next window,
+        behind up to ``SPLIT_MARGIN`` characters already cut, which the search starts after
+        (``pos``), so that ``^``, ``\\b`` and lookbehinds see the text before a window as in the
+        whole file.
         """
         decoder = io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="")
-        carry, line_base, eof = "", 1, False
+        carry, start, line_base, eof = "", 0, 1, False  # carry[:start]: context only; line_base: carry[0]'s line
         while not eof:
             try:
                 block = decoder.read(SPLIT_WINDOW)
@@ -309,8 +312,7 @@ class _Reader:
             eof = not block
             text = carry + block
             limit = len(text) if eof else len(text) - SPLIT_MARGIN
-            start = 0
-            for match in self.split_on.finditer(text):
+            for match in self.split_on.finditer(text, pos=start):
                 if match.end() > limit or match.end() == match.start():
                     if match.end() > limit:
                         break
@@ -320,8 +322,9 @@ class _Reader:
             if eof:
                 yield _sized(text[start:])
             else:
-                line_base += text.count("\n", 0, start)
-                carry = text[start:]
+                context = max(0, start - SPLIT_MARGIN)
+                line_base += text.count("\n", 0, context)
+                carry, start = text[context:], start - context
 
     # -- JSON
 
