@@ -250,6 +250,40 @@ def test_a_bad_document_names_file_and_line_or_is_skipped(tokenizer, tmp_path, l
     assert sum(meta["documents"]["bad_skipped"].values()) == 1
 
 
+@pytest.fixture(scope="module")
+def char_tokenizer():
+    """Character level, no byte fallback: its alphabet is the ASCII of the text below."""
+    text = "plain ascii words, and more plain words. " * 20
+    return train(text, mode="char", vocab_size=60, special_tokens=["<|endoftext|>"], progress=False)
+
+
+def test_a_document_with_characters_outside_a_char_alphabet_is_a_bad_document(char_tokenizer, tmp_path):
+    path = write_jsonl(tmp_path / "c.jsonl", ["plain words", "naïve façade", "more words"])
+    with pytest.raises(DocumentError, match=r"c.jsonl, line 2: characters missing .*'ç', 'ï'"):
+        encode_corpus([path], char_tokenizer, tmp_path / "out", **quiet())
+    meta = encode_corpus([path], char_tokenizer, tmp_path / "out", skip_bad=True, **quiet())
+    assert decode_documents(char_tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == ["plain words", "more words"]
+    assert meta["documents"]["bad_skipped"] == {"missing characters": 1}
+    # a text file cut by a separator: the document's first line; an ASCII character counts too
+    (tmp_path / "c.txt").write_text("plain words\n\nmore\nwords #1\n\nwords\n", encoding="utf-8")
+    with pytest.raises(DocumentError, match=r"c.txt, the document at line 3: characters missing .*'#', '1'"):
+        encode_corpus([tmp_path / "c.txt"], char_tokenizer, tmp_path / "out2", split_on=r"\n\n", **quiet())
+
+
+def test_allowed_special_strings_and_byte_fallback_need_no_alphabet(char_tokenizer, tmp_path):
+    # '<', '|', 'x' and 't' are not in the alphabet, but an allowed special token is one id
+    path = write_jsonl(tmp_path / "c.jsonl", ["plain words<|endoftext|>more words"])
+    meta = encode_corpus([path], char_tokenizer, tmp_path / "out", allowed_special="all", **quiet())
+    expected = char_tokenizer.encode("plain words<|endoftext|>more words", allowed_special="all")
+    assert stream(tmp_path / "out").tolist() == expected + [meta["eot_id"]]
+    with pytest.raises(DocumentError, match=r"line 1: characters missing .*'<', '>', 'f', 't', 'x', '\|'"):
+        encode_corpus([path], char_tokenizer, tmp_path / "out2", **quiet())
+    fallback = train("plain words " * 20, mode="char", vocab_size=40, byte_fallback=True, progress=False)
+    write_jsonl(tmp_path / "f.jsonl", ["naïve"])
+    meta = encode_corpus([tmp_path / "f.jsonl"], fallback, tmp_path / "out3", eot="none", **quiet())
+    assert stream(tmp_path / "out3").tolist() == fallback.encode("naïve")
+
+
 def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"line one\nline \xff two\n")
     with pytest.raises(DocumentError, match="bad.txt, line 2: not UTF-8"):

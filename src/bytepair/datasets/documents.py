@@ -36,6 +36,7 @@ import os
 import sys
 import zlib
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import regex
@@ -180,24 +181,26 @@ def check_readers(inputs):
 # -- reading ------------------------------------------------------------------------------------
 
 
-def read_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None):
+def read_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None, check=None):
     """The non-empty documents of one ``Input``, as strings, in file order.
 
     - ``text_field``: the field (JSON) or column (Parquet) holding the text.
     - ``split_on``: a regex (string or compiled); a text file is then cut into the documents
       between its matches (e.g. ``r"\\n\\s*\\n"``: blank lines). Default: a file is one document.
     - ``skip_bad``: skip bad documents (counted in ``stats``) instead of raising ``DocumentError``.
+    - ``check``: ``check(text)``, what else is wrong with a document (a sentence) or None; such
+      a document is bad, named by file and line like the others (e.g. ``MissingCharacters``).
 
     NOTE: a separator is searched in windows of 4M characters; a pattern whose match depends on
     text more than 64K characters away is not supported.
     """
     for text, _ in read_sized_documents(
-        source, text_field=text_field, split_on=split_on, skip_bad=skip_bad, stats=stats
+        source, text_field=text_field, split_on=split_on, skip_bad=skip_bad, stats=stats, check=check
     ):
         yield text
 
 
-def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None):
+def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=False, stats=None, check=None):
     """``read_documents``, each document with its size in UTF-8 bytes: ``(text, size)`` pairs.
 
     The size is a by-product of checking that the document is valid UTF-8 (the bytes read, or
@@ -208,7 +211,7 @@ def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=F
         ('naïve', 6)
     """
     stats = stats if stats is not None else ReadStats()
-    reader = _Reader(source, text_field, _compiled(split_on), skip_bad, stats)
+    reader = _Reader(source, text_field, _compiled(split_on), skip_bad, stats, check)
     for text, size in reader.documents():
         if text:
             yield text, size
@@ -226,13 +229,14 @@ def _compiled(split_on):
 
 
 class _Reader:
-    def __init__(self, source, text_field, split_on, skip_bad, stats):
-        self.source, self.field, self.split_on, self.skip_bad, self.stats = (
+    def __init__(self, source, text_field, split_on, skip_bad, stats, check=None):
+        self.source, self.field, self.split_on, self.skip_bad, self.stats, self.check = (
             source,
             text_field,
             split_on,
             skip_bad,
             stats,
+            check,
         )
         self.name = "standard input" if source.path == "-" else source.path
 
@@ -243,6 +247,17 @@ class _Reader:
         raise DocumentError(
             f"{self.name}, {where}: {problem}; fix or remove it, or pass --skip-bad (skip_bad=True) to skip bad documents"
         )
+
+    def accepted(self, sized, where):
+        """``sized`` (text, size), or None when it is None or ``check`` finds a problem (reported);
+        ``where`` may be a function, called only then."""
+        if sized is None or self.check is None:
+            return sized
+        problem = self.check(sized[0])
+        if problem is None:
+            return sized
+        self.bad(where() if callable(where) else where, problem, "missing characters")
+        return None
 
     def documents(self):
         try:
@@ -279,8 +294,9 @@ class _Reader:
         if self.split_on is None:
             data = binary.read()
             text = self._decoded(data, "the file")
-            if text is not None:
-                yield text, len(data)
+            sized = self.accepted(None if text is None else (text, len(data)), "the file")
+            if sized is not None:
+                yield sized
             return
         yield from self._split_stream(binary)
 
@@ -317,10 +333,14 @@ class _Reader:
                     if match.end() > limit:
                         break
                     continue
-                yield _sized(text[start : match.start()])
+                sized = self.accepted(_sized(text[start : match.start()]), partial(_line_of, line_base, text, start))
+                if sized is not None:
+                    yield sized
                 start = match.end()
             if eof:
-                yield _sized(text[start:])
+                sized = self.accepted(_sized(text[start:]), partial(_line_of, line_base, text, start))
+                if sized is not None:
+                    yield sized
             else:
                 context = max(0, start - SPLIT_MARGIN)
                 line_base += text.count("\n", 0, context)
@@ -385,7 +405,7 @@ class _Reader:
                 where, f"field {self.field!r} is {type(text).__name__} {_short(text)}, not a string", "not a string"
             )
             return None
-        return _no_surrogates(text, self, where)
+        return self.accepted(_no_surrogates(text, self, where), where)
 
     # -- Parquet
 
@@ -414,7 +434,7 @@ class _Reader:
                 if text is None:
                     self.bad(f"row {row}", f"column {self.field!r} is null", "null")
                 else:
-                    sized = _no_surrogates(text, self, f"row {row}")
+                    sized = self.accepted(_no_surrogates(text, self, f"row {row}"), f"row {row}")
                     if sized is not None:
                         yield sized
                 row += 1
@@ -430,6 +450,11 @@ def _no_surrogates(text, reader, where):
     except UnicodeEncodeError as error:
         reader.bad(where, f"a lone surrogate {text[error.start]!r} at character {error.start}", "invalid UTF-8")
         return None
+
+
+def _line_of(line_base, text, start):
+    """Where the document at ``text[start]`` begins, ``text[0]`` being on line ``line_base``."""
+    return f"the document at line {line_base + text.count(chr(10), 0, start)}"
 
 
 def _sized(text):
