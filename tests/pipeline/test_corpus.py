@@ -110,6 +110,17 @@ def test_allowed_special_strings_become_their_ids(tokenizer, tmp_path):
     assert meta["documents"]["special_strings_as_special"] == {"<|endoftext|>": 1}
 
 
+def test_a_saved_tokenizer_folder_is_a_tokenizer(tokenizer, tmp_path):
+    corpus = write_jsonl(tmp_path / "c.jsonl", DOCUMENTS[:3])
+    tokenizer.save_pretrained(tmp_path / "tok")
+    meta = encode_corpus([corpus], str(tmp_path / "tok"), tmp_path / "out", **quiet())
+    expected = [i for d in DOCUMENTS[:3] for i in tokenizer.encode(d, disallowed_special=()) + [meta["eot_id"]]]
+    assert stream(tmp_path / "out").tolist() == expected
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(UsageError, match="is a folder without a tokenizer.json"):
+        encode_corpus([corpus], str(tmp_path / "empty"), tmp_path / "out2", **quiet())
+
+
 def test_eot_none_and_unknown_eot(tokenizer, tmp_path):
     corpus = write_jsonl(tmp_path / "c.jsonl", ["one", "two"])
     encode_corpus([corpus], tokenizer, tmp_path / "out", eot="none", **quiet())

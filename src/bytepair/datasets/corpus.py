@@ -251,14 +251,16 @@ def resolve_tokenizer(tokenizer, vocab_dir=None):
     if hasattr(tokenizer, "encode_batch"):
         return tokenizer, getattr(tokenizer, "name", None)
     import bytepair
+    from bytepair.formats import is_tokenizer_folder
 
     spec = str(tokenizer)
-    if Path(spec).is_file():
+    if Path(spec).is_file() or is_tokenizer_folder(spec):
         loaded = bytepair.load(spec)
         return loaded, getattr(loaded, "name", None) or Path(spec).name
     if Path(spec).is_dir():
         raise UsageError(
-            f"tokenizer {spec!r} is a folder; give a tokenizer file or a published name (gpt2, cl100k_base, o200k_base, llama3, ...)"
+            f"tokenizer {spec!r} is a folder without a tokenizer.json; give a tokenizer file or folder, or a "
+            "published name (gpt2, cl100k_base, o200k_base, llama3, ...) with --vocab-dir for the folder"
         )
     loaded = bytepair.load(spec, path=vocab_dir)
     return loaded, getattr(loaded, "name", None) or spec

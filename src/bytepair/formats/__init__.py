@@ -173,9 +173,16 @@ def _find_in_folder(folder, name):
     return None
 
 
+def is_tokenizer_folder(path):
+    """Whether ``path`` is a folder ``load`` reads as one tokenizer (``save_pretrained``'s, or
+    one holding a tokenizer.json), rather than a folder of vocabularies to name one from."""
+    path = Path(path)
+    return (path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()
+
+
 def _load_path(path, name):
     if path.is_dir():
-        if name is None and ((path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()):
+        if name is None and is_tokenizer_folder(path):
             return load_pretrained(path)
         if name is None:
             raise FormatError(
