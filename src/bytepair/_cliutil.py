@@ -10,6 +10,7 @@ import os
 import sys
 from pathlib import Path
 
+from ._io import decode_text
 from ._io import read_text as _read_text
 from .errors import UsageError
 
@@ -47,7 +48,8 @@ def positive_count(text: str, unit: str = "characters") -> int:
 def read_text(path) -> str:
     """A UTF-8 text file, or ``-`` for standard input; bad bytes are a one-line usage error."""
     if str(path) == "-":
-        return sys.stdin.read()
+        stream = getattr(sys.stdin, "buffer", None)  # bytes, so that bad ones are not replaced
+        return sys.stdin.read() if stream is None else decode_text(stream.read(), "standard input", error=UsageError)
     return _read_text(Path(path), error=UsageError)
 
 
@@ -105,16 +107,41 @@ def check_training_options(args):
     check_options(**training_options(args))
 
 
-def check_output_file(path):
-    """Refuse an output path that cannot be written, before the work that would fill it."""
+def check_output_file(path, inputs=(), *, flag="-o", example="tokenizer.bytepair.json"):
+    """Refuse an output path that cannot be written, or that names one of the ``inputs`` (files
+    read, tokenizers loaded: the write would replace them), before the work that would fill it."""
     path = Path(path)
     if path.is_dir():
-        raise UsageError(
-            f"-o {str(path)!r} is a folder; give a file name, e.g. {str(path / 'tokenizer.bytepair.json')!r}"
-        )
+        raise UsageError(f"{flag} {str(path)!r} is a folder; give a file name, e.g. {str(path / example)!r}")
+    for source in inputs:
+        if source is not None and str(source) != "-" and _same_file(path, source):
+            raise UsageError(
+                f"{flag} {str(path)!r} is also an input ({str(source)!r}); writing it would replace what is "
+                "read, so give another file name"
+            )
     parent = path.parent if str(path.parent) else Path(".")
     existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
     if not existing.is_dir():
-        raise UsageError(f"-o {str(path)!r}: {str(existing)!r} is a file, not a folder")
+        raise UsageError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"-o {str(path)!r}: the folder {str(existing)!r} is not writable")
+        raise UsageError(f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable")
+
+
+def check_output_folder(path, flag="-o"):
+    """Refuse an output folder that is a file, or that cannot be made or written, before the
+    work that would fill it."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {str(path)!r} is a file; give a folder (it is made if missing)")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable")
+
+
+def _same_file(left, right):
+    try:
+        return os.path.samefile(left, right) and Path(left).is_file()
+    except OSError:  # either is missing (or unreadable): not the same existing file
+        return False

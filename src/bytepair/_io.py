@@ -5,7 +5,8 @@
   permissions (``0o666`` less the umask; ``mkstemp`` alone would give ``0o600``), and is
   renamed over the target, so a reader sees the old file or the new one, never half of one.
   A target that is a symbolic link is written through: the link's target is replaced and the
-  link stays a link.
+  link stays a link. A target that is no regular file (a FIFO, ``/dev/null``, ``/dev/stdout``)
+  is written into, not replaced.
 - ``cache_folder``: where downloads are kept.
 - ``download``: one file from a URL into the cache, streamed to disk while hashing, with a
   size cap and one deadline for the whole transfer; nothing is kept unless the SHA-256 is the
@@ -77,6 +78,12 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
         >>> write_atomic("report.txt", lambda file: file.write(b"ok\\n"))  # doctest: +SKIP
         PosixPath('report.txt')
     """
+    if _is_special_file(path):
+        # a FIFO, a device, /dev/stdout: nothing to replace atomically (a rename would put a
+        # plain file in its place), so it is written into as it is
+        with open(path, "wb") as file:
+            write(file)
+        return Path(path)
     final = resolve_target(path)
     temporary = staging_path(final)
     try:
@@ -89,6 +96,14 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
         temporary.unlink(missing_ok=True)
         raise
     return Path(path)
+
+
+def _is_special_file(path) -> bool:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
 def write_bytes_atomic(path: str | os.PathLike, data: bytes) -> Path:
@@ -257,13 +272,18 @@ def read_text(path: str | os.PathLike, *, error: type[Exception] = ValueError) -
         >>> read_text("corpus.txt")  # doctest: +SKIP
         'The quick brown fox ...'
     """
-    data = read_limited(path, None, error, "text file")
+    return decode_text(read_limited(path, None, error, "text file"), path, error=error)
+
+
+def decode_text(data: bytes, name, *, error: type[Exception] = ValueError) -> str:
+    """``data`` as UTF-8 (``read_text``'s rule, for bytes from elsewhere: standard input);
+    bad bytes raise ``error`` naming ``name``, the byte offset, the line and the byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as bad:
         line = data[: bad.start].count(b"\n") + 1
         raise error(
-            f"{path}: not UTF-8 text (byte {bad.start}, line {line}: {data[bad.start : bad.start + 1]!r})"
+            f"{name}: not UTF-8 text (byte {bad.start}, line {line}: {data[bad.start : bad.start + 1]!r})"
         ) from None
 
 

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ._cliutil import (
     read_text,
     training_options,
 )
+from ._io import check_readable
 from .artifact import ARTIFACT_NAME
 from .errors import BytepairError, UsageError
 from .normalize import normalize
@@ -155,7 +157,7 @@ def _run_train(args):
     from .train import train
 
     check_training_options(args)
-    check_output_file(args.output)
+    check_output_file(args.output, [*args.files, *(args.base_text or [])])
     if args.ray is not None:
         return _run_train_ray(args)
     sources = _training_inputs(args)
@@ -166,15 +168,7 @@ def _run_train(args):
     started = time.perf_counter()
     first = []  # the first document, kept as read: standard input cannot be read twice
     tokenizer = train(_training_documents(sources, args, first), base_text=base_text, **options)
-    elapsed = time.perf_counter() - started
-    tokenizer.save(args.output)
-    sample = _round_trip_sample(tokenizer, first[0] if first else "")
-    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
-    print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
-    print(f"fingerprint {tokenizer.fingerprint}")
-    print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
-    print(f"saved {args.output}")
-    return 0 if ok else 1
+    return _checked_and_saved(tokenizer, time.perf_counter() - started, first[0] if first else "", args.output)
 
 
 def _run_train_ray(args):
@@ -202,15 +196,7 @@ def _run_train_ray(args):
         skip_bad=args.skip_bad,
         **options,
     )
-    elapsed = time.perf_counter() - started
-    tokenizer.save(args.output)
-    sample = _round_trip_sample(tokenizer, _first_document(sources, args))
-    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
-    print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
-    print(f"fingerprint {tokenizer.fingerprint}")
-    print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
-    print(f"saved {args.output}")
-    return 0 if ok else 1
+    return _checked_and_saved(tokenizer, time.perf_counter() - started, _first_document(sources, args), args.output)
 
 
 def _training_inputs(args):
@@ -241,11 +227,28 @@ def _first_document(sources, args):
     return next(_training_documents(sources, args), "")
 
 
+def _checked_and_saved(tokenizer, elapsed, first_document, output):
+    """Round-trips a fresh tokenizer on mixed text, saves it and reports; 1 if the round trip
+    failed (the tokenizer is saved all the same, to be looked at). The check comes first, so
+    that nothing is written when it raises."""
+    sample = _round_trip_sample(tokenizer, first_document)
+    ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
+    tokenizer.save(output)
+    print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
+    print(f"fingerprint {tokenizer.fingerprint}")
+    print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
+    print(f"saved {output}")
+    return 0 if ok else 1
+
+
 def _round_trip_sample(tokenizer, text):
-    """Mixed text to check a fresh tokenizer on: multilingual in byte mode, its own text in char mode."""
+    """Mixed text to check a fresh tokenizer on: multilingual in byte mode; in char mode, the
+    start and end of its first document in the characters it has (``--max-chars`` may have
+    stopped before some, and a special token's string is ordinary text here)."""
     if tokenizer.mode == "byte" or tokenizer.byte_fallback:
         return "Hello, world! 你好世界 Hello 🌍 World\r\n\tdef foo(x): return x + 1  ¿Qué tal? ﬁ"
-    return text[:2000] + text[-2000:]
+    alphabet = set(tokenizer.base_tokens)
+    return "".join(c for c in text[:2000] + text[-2000:] if c in alphabet)
 
 
 # -- encode / decode ------------------------------------------------------------------------
@@ -325,6 +328,8 @@ def _run_encode(args):
 
     from ._io import write_bytes_atomic, write_text_atomic
 
+    if args.output is not None:
+        check_output_file(args.output, [args.input, args.tokenizer], example="ids.npy")
     tokenizer = _load_tokenizer(args)
     text = read_text(args.input)
     ids = tokenizer.encode(text, allowed_special=_allowed(args))
@@ -380,13 +385,39 @@ def _add_decode(subparsers):
     parser.set_defaults(run=_run_decode)
 
 
+def _ids_file(name):
+    """The ids of an array file ``encode -o`` wrote: .npy; a raw .bin has no dtype to read it by."""
+    import numpy as np
+
+    if name.endswith(".bin"):
+        raise UsageError(
+            f"{name}: a raw .bin holds no dtype, so its ids cannot be read back; write them with "
+            "encode -o ids.npy (or --format json) to decode them"
+        )
+    check_readable(name, UsageError)
+    try:
+        array = np.load(name, allow_pickle=False)
+    except (ValueError, OSError, EOFError) as error:
+        raise UsageError(f"{name}: not a readable .npy array of ids ({error})") from None
+    if array.ndim != 1 or array.dtype.kind not in "iu":
+        raise UsageError(f"{name}: holds a {array.dtype} array of shape {array.shape}, not one row of integer ids")
+    return array.tolist()
+
+
 def _id_words(raw):
     return raw.replace(",", " ").replace("[", " ").replace("]", " ").split()
 
 
+_ID_WORD = re.compile(r"-?[0-9]+")
+
+
 def _decode_input(args):
     if args.ids is not None:
+        if args.input:
+            raise UsageError(f"give the ids once: --ids or arguments, not both (arguments: {args.input!r})")
         return _id_words(args.ids)
+    if len(args.input) == 1 and args.input[0].endswith((".npy", ".bin")):
+        return _ids_file(args.input[0])
     if args.input and all(
         word.lstrip("-").isdigit() or "," in word or "[" in word or "]" in word for word in args.input
     ):
@@ -401,10 +432,13 @@ def _run_decode(args):
     tokenizer = _load_tokenizer(args)
     ids = []
     for position, word in enumerate(words):
+        # ASCII digits only: int() would also take "1_0" and other scripts' digits
         try:
+            if not _ID_WORD.fullmatch(str(word)):
+                raise ValueError
             ids.append(int(word))
-        except ValueError:
-            raise UsageError(f"input item {position} is {word!r}, not a token id") from None
+        except ValueError:  # also an int of more digits than Python converts
+            raise UsageError(f"input item {position} is {str(word)[:40]!r}, not a token id") from None
     try:
         text = tokenizer.decode(ids, errors=args.errors)
     except UnicodeDecodeError as error:
@@ -427,6 +461,8 @@ def _add_inspect(subparsers):
 
 
 def _run_inspect(args):
+    if args.top < 0:
+        raise UsageError(f"--top must be 0 or more, not {args.top}")
     tokenizer = _load_tokenizer(args)
     if args.vocab:
         for token_id in range(tokenizer.vocab_size):
@@ -437,18 +473,17 @@ def _run_inspect(args):
             kind = "special" if tokenizer.is_special(token_id) else ""
             print(f"{token_id}\t{raw.hex()}\t{tokenizer.token_string(token_id)!r}\t{kind}".rstrip())
         return 0
-    kind = (
-        ("character_bpe" if tokenizer.mode == "char" else "byte_bpe")
-        if tokenizer.rule == "replay"
-        else f"byte_bpe ({tokenizer.rule} ranks)"
-    )
+    if tokenizer.rule == "replay":
+        kind, merges = ("character_bpe" if tokenizer.mode == "char" else "byte_bpe"), len(tokenizer.merges)
+    elif hasattr(tokenizer.model, "merge_pairs"):
+        kind, merges = f"byte_bpe ({tokenizer.rule} ranks)", len(tokenizer.model.merge_pairs())
+    else:  # a SentencePiece model: pieces with scores, merged by score, no merge list
+        kind, merges = f"{tokenizer.rule} ({'byte fallback' if tokenizer.byte_fallback else 'no byte fallback'})", "-"
     print(f"type          {kind}")
     if tokenizer.name:
         print(f"name          {tokenizer.name}")
     print(f"vocab size    {tokenizer.vocab_size}")
-    print(
-        f"merges        {len(tokenizer.merges) if tokenizer.rule == 'replay' else len(tokenizer.model.merge_pairs())}"
-    )
+    print(f"merges        {merges}")
     print(f"pattern       {tokenizer.pattern_name or tokenizer.pattern}")
     print(f"normalization {tokenizer.normalization}")
     specials = tokenizer.special_tokens

@@ -13,7 +13,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from bytepair._cliutil import HelpFormatter, add_training_options, training_options
+from bytepair._cliutil import HelpFormatter, add_training_options, check_output_folder, training_options
 from bytepair._io import cache_folder
 from bytepair.errors import UsageError
 
@@ -198,6 +198,9 @@ def split_files(args):
     from .wikitext import download_wikitext, find_split_files
 
     explicit = {name: getattr(args, name) for name in SPLITS if getattr(args, name) is not None}
+    for name, path in explicit.items():
+        if Path(path).is_dir():
+            raise UsageError(f"--{name} {str(path)!r} is a folder; give the split's text file, or the folder as SOURCE")
     chosen = [
         what
         for what, given in (("SOURCE", args.source), ("--train/--val/--test", explicit), ("--download", args.download))
@@ -222,7 +225,8 @@ def split_files(args):
 
 
 def _training_options(args):
-
+    if args.max_chars is not None and args.max_chars < 0:
+        raise UsageError(f"--max-chars must be 0 (all of train) or more, not {args.max_chars}")
     options = training_options(args)
     if options["max_chars"] == 0:
         options["max_chars"] = None  # 0: all of train
@@ -234,6 +238,9 @@ def _run_prepare(args):
     from .prepare import prepare
     from .wikitext import write_texts
 
+    check_output_folder(args.output)
+    if args.write_text is not None:
+        check_output_folder(args.write_text, "--write-text")
     files = split_files(args)
     if args.block_chars < 1:
         raise UsageError(f"--block-chars must be at least 1, not {args.block_chars!r}")
@@ -271,6 +278,7 @@ def _run_sweep(args):
         )
     if not args.no_plot:
         check_plotting()  # before the work, not after it
+    check_output_folder(args.output)
     files = split_files(args)
     options = _training_options(args)
     options.pop("vocab_size")

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from .._cliutil import HelpFormatter, read_text
+from .._cliutil import HelpFormatter, check_output_file, read_text
 from ..errors import BytepairError, UsageError
 
 
@@ -65,6 +65,8 @@ def register(subparsers):
 
 
 def run_compare(args):
+    if args.html is not None:
+        check_output_file(args.html, [*args.inputs, *args.tokenizer], flag="--html", example="compare.html")
     texts = read_inputs(args.inputs)
     tokenizers = load_tokenizers(args.tokenizer, args.vocab_dir)
     total_chars = sum(len(text) for _, text in texts)

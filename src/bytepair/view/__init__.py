@@ -474,7 +474,14 @@ def live_server(tokenizers, *, port=8000, host="127.0.0.1", allowed_special=froz
         def log_message(self, *args):  # quiet: one line at start is enough
             pass
 
-    return ThreadingHTTPServer((host, port), Handler)
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 <= port <= 65535:
+        raise ViewError(f"port must be an int from 0 to 65535 (0: any free port), not {port!r}")
+    try:
+        return ThreadingHTTPServer((host, port), Handler)
+    except OSError as error:
+        raise ViewError(
+            f"cannot serve on {host}:{port} ({error.strerror or error}); choose another port, or 0 for any free one"
+        ) from None
 
 
 __all__ = ["Span", "compare_page", "live_page", "live_server", "render_panel", "serve", "token_spans", "view_page"]

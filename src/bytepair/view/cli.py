@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from .._cliutil import HelpFormatter, read_text
+from .._cliutil import HelpFormatter, check_output_file, read_text
 from .._io import write_text_atomic
 from ..errors import UsageError
 from ..formats.cli import load_tokenizers
@@ -68,6 +68,7 @@ def run_view(args):
         return 0
     if args.input is None:
         raise UsageError("give a text file, - for standard input, or the text itself to view")
+    check_output_file(args.output, [args.input, *args.tokenizer], example="tokens.html")
     text, name = read_input(args.input)
     if name == "text" and " " not in text and ("/" in text or "." in text):
         print(f"note: no file named {text!r}; showing the argument itself as the text", file=sys.stderr)

@@ -1,0 +1,186 @@
+"""Where the ``bytepair`` command reads and writes: an output that is also an input, a folder,
+a FIFO or a device; bytes on standard input that are not UTF-8; ids that only look like ids; an
+output folder that is a file. Each case ends in one line and rc 2 before any work, or in the
+write a user asked for, and the inputs stay as they were.
+
+Commands run in this process (``bytepair.cli.main``, its output through capsys) where they read
+no standard input, in a child process where they do.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import bytepair
+from bytepair.cli import main
+
+TEXT = "the cat sat on the mat. the hat is flat, the bat is fat.\n" * 20
+
+
+def bytepair_process(*args, stdin):
+    return subprocess.run(
+        [sys.executable, "-m", "bytepair", *map(str, args)], input=stdin, capture_output=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("io")
+    (folder / "text.txt").write_text(TEXT, encoding="utf-8")
+    bytepair.train(TEXT, mode="byte", vocab_size=300, pattern="gpt2", progress=False).save(folder / "tok.json")
+    return folder
+
+
+def run(capsys, *args):
+    code = main([str(a) for a in args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- an output that is an input ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "{text}", "--vocab-size", "60", "-o", "{text}"],
+        ["encode", "-t", "{tok}", "-o", "{text}", "{text}"],
+        ["encode", "-t", "{tok}", "-o", "{tok}", "{text}"],
+        ["view", "-t", "{tok}", "-o", "{text}", "{text}"],
+        ["compare", "-t", "{tok}", "--html", "{text}", "{text}"],
+    ],
+    ids=["train", "encode-text", "encode-tokenizer", "view", "compare"],
+)
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys, command):
+    before = {name: (files / name).read_bytes() for name in ("text.txt", "tok.json")}
+    args = [a.format(text=files / "text.txt", tok=files / "tok.json") for a in command]
+    code, _, err = run(capsys, *args)
+    assert code == 2 and "is also an input" in err
+    assert {name: (files / name).read_bytes() for name in before} == before
+
+
+def test_an_output_that_is_a_folder_is_refused_before_encoding(files, tmp_path, capsys):
+    code, _, err = run(capsys, "encode", "-t", files / "tok.json", "-o", tmp_path, files / "text.txt")
+    assert code == 2 and "is a folder" in err and ".tmp" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+def test_a_fifo_as_output_is_written_into_and_stays_a_fifo(files, tmp_path, capsys):
+    fifo = tmp_path / "ids"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text(encoding="utf-8")))
+    reader.start()
+    code, _, _ = run(capsys, "encode", "-t", files / "tok.json", "-o", fifo, files / "text.txt")
+    reader.join(timeout=60)
+    tokenizer = bytepair.Tokenizer.load(files / "tok.json")
+    assert code == 0 and received[0].split() == [str(i) for i in tokenizer.encode(TEXT)]
+    assert fifo.is_fifo()
+
+
+# -- standard input ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", [["encode", "-t", "{tok}", "-"], ["compare", "-t", "{tok}", "-"]])
+def test_bytes_on_standard_input_that_are_not_utf8_are_an_error(files, command):
+    args = [a.format(tok=files / "tok.json") for a in command]
+    result = bytepair_process(*args, stdin=b"hello \xff\xfe world")
+    assert result.returncode == 2
+    assert result.stderr.decode() == "error: standard input: not UTF-8 text (byte 6, line 1: b'\\xff')\n"
+
+
+def test_standard_input_is_read_as_a_file_is_line_endings_kept(files):
+    result = bytepair_process("encode", "-t", files / "tok.json", "--json", "-", stdin=b"a\r\nb")
+    tokenizer = bytepair.Tokenizer.load(files / "tok.json")
+    assert result.returncode == 0 and result.stdout.decode().strip() == str(tokenizer.encode("a\r\nb"))
+
+
+# -- decode's ids ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--ids", "1 2", "3"], "give the ids once"),
+        (["--ids", "1_0"], "'1_0', not a token id"),
+        (["١٢"], "'١٢', not a token id"),
+        (["{bin}"], "a raw .bin holds no dtype"),
+    ],
+)
+def test_decode_refuses_what_only_looks_like_ids(files, tmp_path, capsys, args, message):
+    np.arange(5, dtype=np.uint16).tofile(tmp_path / "ids.bin")
+    args = [a.format(bin=tmp_path / "ids.bin") for a in args]
+    code, _, err = run(capsys, "decode", "-t", files / "tok.json", *args)
+    assert code == 2 and message in err
+
+
+def test_decode_reads_back_the_npy_that_encode_wrote(files, tmp_path, capsys):
+    assert run(capsys, "encode", "-t", files / "tok.json", "-o", tmp_path / "ids.npy", files / "text.txt")[0] == 0
+    code, out, _ = run(capsys, "decode", "-t", files / "tok.json", tmp_path / "ids.npy")
+    assert code == 0 and out == TEXT
+
+
+# -- output folders, numbers, ports ------------------------------------------------------------
+
+
+@pytest.fixture
+def splits(tmp_path):
+    folder = tmp_path / "splits"
+    folder.mkdir()
+    for name in ("train", "val", "test"):
+        (folder / f"{name}.txt").write_text(TEXT, encoding="utf-8")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["prepare", "{splits}", "-o", "{file}"], "-o '{file}' is a file"),
+        (["prepare", "{splits}", "-o", "{out}", "--write-text", "{file}"], "--write-text '{file}' is a file"),
+        (["sweep", "{splits}", "-o", "{file}", "--no-plot"], "-o '{file}' is a file"),
+        (["prepare", "--train", "{file}", "--val", "{splits}", "-o", "{out}"], "--val '{splits}' is a folder"),
+        (["prepare", "{splits}", "-o", "{out}", "--max-chars", "-1"], "--max-chars must be 0"),
+    ],
+    ids=["prepare-output", "write-text", "sweep-output", "split-folder", "max-chars"],
+)
+def test_prepare_and_sweep_refuse_bad_places_before_the_work(splits, tmp_path, capsys, args, message):
+    names = {"splits": splits, "file": tmp_path / "file.txt", "out": tmp_path / "out"}
+    (tmp_path / "file.txt").write_text(TEXT, encoding="utf-8")
+    code, out, err = run(capsys, *[a.format(**names) for a in args])
+    assert code == 2 and message.format(**names) in err
+    assert "trained" not in out and not (tmp_path / "out").exists()
+
+
+def test_inspect_refuses_a_negative_count(files, capsys):
+    code, _, err = run(capsys, "inspect", files / "tok.json", "--top", "-3")
+    assert code == 2 and "--top must be 0 or more" in err
+
+
+def test_view_serve_names_a_bad_or_busy_port(files, capsys):
+    code, _, err = run(capsys, "view", "-t", files / "tok.json", "--serve", "--port", "99999")
+    assert code == 2 and "port must be an int from 0 to 65535" in err
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, _, err = run(capsys, "view", "-t", files / "tok.json", "--serve", "--port", port)
+    assert code == 2 and f"cannot serve on 127.0.0.1:{port}" in err and "or 0 for any free one" in err
+
+
+# -- train -------------------------------------------------------------------------------------
+
+
+def test_train_with_max_chars_checks_the_characters_it_has(tmp_path, capsys):
+    # char mode: '#' and '!' come after the first 600 characters, so the tokenizer lacks them
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT + "# the end!\n", encoding="utf-8")
+    code, out, _ = run(capsys, "train", corpus, "--vocab-size", "60", "--max-chars", "600", "-o", tmp_path / "t.json")
+    assert code == 0 and "round trip on mixed text: ok" in out
+    assert "#" not in bytepair.Tokenizer.load(tmp_path / "t.json").base_tokens
