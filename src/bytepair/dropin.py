@@ -27,7 +27,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -49,6 +49,13 @@ HF_SETTINGS = {
 
 # transformers' "no limit" model_max_length (int(1e30)), used when a file gives none.
 VERY_LARGE_INTEGER = int(1e30)
+
+# The named special tokens a tokenizer carries, in the order of transformers'
+# SPECIAL_TOKENS_ATTRIBUTES (bos, eos, unk, sep, pad, cls, mask), which its lists follow.
+NAMED_TOKENS = ("bos_token", "eos_token", "unk_token", "pad_token")
+
+# The columns besides input_ids and attention_mask that transformers' pad pads, with their fill.
+PADDED_COLUMNS = {"token_type_ids": 0, "special_tokens_mask": 1}
 
 
 class BatchEncoding(dict):
@@ -109,6 +116,11 @@ class DropInMixin:
     def n_vocab(self) -> int:
         """tiktoken's name for ``vocab_size``: the largest id plus one."""
         return self.vocab_size
+
+    @property
+    def max_token_value(self) -> int:
+        """The largest id, special tokens included (tiktoken): ``n_vocab - 1``."""
+        return self.vocab_size - 1
 
     @property
     def eot_token(self) -> int:
@@ -247,6 +259,82 @@ class DropInMixin:
             return self.id_to_token(int(ids))
         return [self.id_to_token(int(token_id)) for token_id in ids]
 
+    # -- Hugging Face: special tokens, token strings, decoding ---------------------------
+
+    @property
+    def special_tokens_map(self) -> dict[str, str]:
+        """``{"bos_token": ..., "eos_token": ...}``: the named special tokens that are set
+        (``bos_token``, ``eos_token``, ``unk_token``, ``pad_token``), as ``transformers`` 5
+        gives them.
+
+        NOTE: transformers 4 also put ``additional_special_tokens`` here; bytepair does not read
+        those from ``tokenizer_config.json`` (see ``all_special_tokens``).
+        """
+        return {name: getattr(self, name) for name in NAMED_TOKENS if getattr(self, name) is not None}
+
+    @property
+    def all_special_tokens(self) -> list[str]:
+        """The named special tokens, each once (``transformers``): not every special token.
+        Llama 3's are ``['<|begin_of_text|>', '<|end_of_text|>']``, without its other 254
+        (``special_tokens`` has them all).
+
+        NOTE: transformers also lists the ``extra_special_tokens`` (``additional_special_tokens``)
+        a ``tokenizer_config.json`` declares; bytepair does not read them, so for such a folder
+        this list is shorter than HF's. Folders that ``save_pretrained`` writes declare none.
+        """
+        return list(dict.fromkeys(self.special_tokens_map.values()))
+
+    @property
+    def all_special_ids(self) -> list[int | None]:
+        """The ids of ``all_special_tokens`` (``transformers``)."""
+        return self.convert_tokens_to_ids(self.all_special_tokens)
+
+    def tokenize(self, text: str, *, add_special_tokens: bool = False, split_special_tokens: bool = False) -> list[str]:
+        """The token strings of ``text`` as ``transformers``' ``tokenize`` gives them: those of its
+        ids, as ``convert_ids_to_tokens`` shows them (``"Ġthe"`` for byte-level vocabularies).
+
+        Special-token strings in the text are matched, as HF matches added tokens;
+        ``split_special_tokens=True`` encodes them as ordinary text. ``add_special_tokens`` is
+        accepted for HF's signature; nothing is ever added.
+
+        Example:
+            >>> tok.tokenize("hello world")  # doctest: +SKIP
+            ['hello', 'Ġworld']
+        """
+        allowed = frozenset() if split_special_tokens else "all"
+        return self.convert_ids_to_tokens(self.encode(text, allowed_special=allowed, disallowed_special=()))
+
+    def batch_decode(
+        self, sequences, skip_special_tokens: bool = False, clean_up_tokenization_spaces: bool | None = None
+    ) -> list[str]:
+        """The text of each sequence of ids (``transformers``): ``sequences`` is a list of id
+        lists, a 2-D numpy array or a PyTorch tensor (one flat sequence gives a list of one, as
+        in HF). ``skip_special_tokens=True`` leaves the special tokens' ids out (e.g. padding).
+
+        Example:
+            >>> tok.batch_decode([[15339, 1917], [128001]], skip_special_tokens=True)  # doctest: +SKIP
+            ['hello world', '']
+
+        ``clean_up_tokenization_spaces`` is accepted and ignored, as transformers 5 ignores it for
+        BPE tokenizers (transformers 4 applied it where a file sets it, as Llama 3's does, and
+        removed spaces before punctuation).
+
+        NOTE: equal to HF for byte-level vocabularies and for every folder ``save_pretrained``
+        writes, except: (1) every added token of an HF ``tokenizer.json`` is a special token
+        here, so ``skip_special_tokens`` also drops added tokens the file marks
+        ``"special": false``, which HF keeps; (2) where byte-fallback tokens (``<0xE2>``) hold
+        invalid UTF-8, HF writes one U+FFFD per token of the run, bytepair one per invalid
+        sequence (Python's ``errors="replace"``).
+        """
+        rows = sequences.tolist() if hasattr(sequences, "tolist") else list(sequences)
+        rows = [row.tolist() if hasattr(row, "tolist") else row for row in rows]
+        if rows and isinstance(rows[0], int):
+            rows = [rows]  # one sequence, which transformers decodes as a batch of one
+        if not skip_special_tokens:
+            return [self.decode(ids) for ids in rows]
+        special = set(self.special_tokens.values())
+        return [self.decode([token for token in ids if token not in special]) for ids in rows]
+
     def __len__(self) -> int:
         """The number of tokens, as ``len(hf_tokenizer)`` counts them: special tokens included,
         unused ids not (o200k has ids up to 200018 but 200000 tokens). ``vocab_size`` and
@@ -280,7 +368,7 @@ class DropInMixin:
         text: str | Sequence[str],
         *,
         padding: bool | str = False,
-        truncation: bool | str = False,
+        truncation: bool | str | None = None,
         max_length: int | None = None,
         return_tensors: str | None = None,
         return_attention_mask: bool = True,
@@ -300,8 +388,10 @@ class DropInMixin:
           batch), ``"max_length"`` (to ``max_length``); pads with ``pad_token`` on
           ``padding_side``.
         - ``truncation``: ``True``/``"longest_first"``/``"only_first"`` cuts each sequence to
-          ``max_length`` (default ``model_max_length``) on ``truncation_side``.
-        - ``return_tensors``: None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (PyTorch).
+          ``max_length`` (default ``model_max_length``) on ``truncation_side``. Left out, it is
+          on when ``max_length`` is given without ``padding``, as in HF.
+        - ``return_tensors``: None (lists), ``"np"`` (int64 arrays) or ``"pt"`` (PyTorch); one
+          text gives a batch of one then, as in HF.
         - ``split_special_tokens=True`` encodes special-token strings in the text as ordinary
           text; by default they are matched, as HF matches added tokens.
         - ``add_special_tokens`` is accepted for HF's signature; nothing is ever added.
@@ -319,13 +409,91 @@ class DropInMixin:
             raise TypeError("text must be a str or a list of str")
         allowed = frozenset() if split_special_tokens else "all"
         batch = self.encode_batch(texts, allowed_special=allowed, disallowed_special=(), num_threads=num_threads)
+        if truncation is None:  # transformers truncates when given only a max_length
+            truncation = max_length is not None and padding is False
         batch = self._truncated(batch, truncation, max_length)
         masks = [[1] * len(ids) for ids in batch]
         batch, masks = self._padded(batch, masks, padding, max_length)
-        result = {"input_ids": batch[0] if single else batch}
+        unwrap = single and return_tensors is None  # tensors keep the batch axis, as in HF
+        result = {"input_ids": batch[0] if unwrap else batch}
         if return_attention_mask:
-            result["attention_mask"] = masks[0] if single else masks
+            result["attention_mask"] = masks[0] if unwrap else masks
         return BatchEncoding({key: _as_tensor(value, return_tensors) for key, value in result.items()})
+
+    def encode_plus(self, text: str, **options) -> BatchEncoding:
+        """``tok(text, **options)`` for one text: the name transformers 4's ``__call__`` handed a
+        single text to, with the same arguments (transformers 5 removed it)."""
+        if not isinstance(text, str):
+            raise TypeError("encode_plus takes one text (a str); use batch_encode_plus or tok(texts) for a list")
+        return self(text, **options)
+
+    def batch_encode_plus(self, batch_text_or_text_pairs: Sequence[str], **options) -> BatchEncoding:
+        """``tok(texts, **options)`` for a list of texts: the name transformers 4's ``__call__``
+        handed a batch to, with the same arguments (transformers 5 removed it). Pairs of texts
+        are refused, as ``tok(...)`` refuses them."""
+        if isinstance(batch_text_or_text_pairs, str):
+            raise TypeError("batch_encode_plus takes a list of texts; use encode_plus or tok(text) for one")
+        return self(batch_text_or_text_pairs, **options)
+
+    def pad(
+        self,
+        encoded_inputs,
+        padding: bool | str = True,
+        max_length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+        padding_side: str | None = None,
+        return_attention_mask: bool | None = None,
+        return_tensors: str | None = None,
+        verbose: bool = True,
+    ) -> BatchEncoding:
+        """Pad encodings made earlier, as ``transformers``' ``pad`` does (a DataLoader's
+        ``collate_fn``, say): ``encoded_inputs`` is one encoding (``{"input_ids": [...]}``), a
+        batch (``{"input_ids": [[...], ...], ...}``) or a list of encodings.
+
+        ``input_ids`` are padded with ``pad_token`` on ``padding_side`` (default
+        ``tok.padding_side``) to the longest (``padding=True``) or to ``max_length``
+        (``"max_length"``), rounded up to a multiple of ``pad_to_multiple_of``; nothing is cut.
+        The ``attention_mask`` is padded with 0, or made when absent (unless
+        ``return_attention_mask=False``, which leaves a given one as it is); ``token_type_ids``
+        and ``special_tokens_mask`` are padded as HF pads them; other keys (``labels``...) come
+        back unchanged, as in HF. Numpy arrays or PyTorch tensors in give the same kind out,
+        unless ``return_tensors`` says otherwise. ``verbose`` is accepted for HF's signature.
+
+        Example:
+            >>> tok.pad([{"input_ids": [5, 6, 7]}, {"input_ids": [8]}])  # doctest: +SKIP
+            {'input_ids': [[5, 6, 7], [8, 0, 0]], 'attention_mask': [[1, 1, 1], [1, 0, 0]]}
+        """
+        if isinstance(encoded_inputs, (list, tuple)) and encoded_inputs and isinstance(encoded_inputs[0], Mapping):
+            encoded_inputs = {key: [example[key] for example in encoded_inputs] for key in encoded_inputs[0]}
+        if not isinstance(encoded_inputs, Mapping) or "input_ids" not in encoded_inputs:
+            raise UsageError("pad takes an encoding with 'input_ids', a batch of them, or a list of encodings")
+        if return_tensors is None:
+            return_tensors = _tensor_kind(encoded_inputs["input_ids"])
+        columns = {key: _as_lists(value) for key, value in encoded_inputs.items()}
+        if not columns["input_ids"]:
+            if return_attention_mask:
+                columns["attention_mask"] = []
+            return BatchEncoding(columns)
+        single = not isinstance(columns["input_ids"][0], list)
+        if single:
+            columns = {key: [value] for key, value in columns.items()}
+        batch = columns["input_ids"]
+        if any(len(value) != len(batch) for value in columns.values()):
+            raise UsageError("pad: every key needs one entry per sequence of 'input_ids'")
+        masks = columns.get("attention_mask") or [[1] * len(ids) for ids in batch]
+        padded, masks = self._padded(batch, masks, padding, max_length, multiple=pad_to_multiple_of, side=padding_side)
+        columns["input_ids"] = padded
+        if return_attention_mask is not False:
+            columns["attention_mask"] = masks
+        for key, fill in PADDED_COLUMNS.items():
+            if key in columns:
+                columns[key] = [
+                    _pad_row(row, len(full) - len(ids), fill, padding_side or self.padding_side)
+                    for row, full, ids in zip(columns[key], padded, batch)
+                ]
+        return BatchEncoding(
+            {key: _as_tensor(value[0] if single else value, return_tensors) for key, value in columns.items()}
+        )
 
     def _truncated(self, batch, truncation, max_length):
         if truncation in (False, None, "do_not_truncate"):
@@ -339,7 +507,7 @@ class DropInMixin:
             return [ids[max(0, len(ids) - limit) :] for ids in batch]
         return [ids[:limit] for ids in batch]
 
-    def _padded(self, batch, masks, padding, max_length):
+    def _padded(self, batch, masks, padding, max_length, *, multiple=None, side=None):
         if padding in (False, None, "do_not_pad"):
             return batch, masks
         if padding in (True, "longest"):
@@ -350,17 +518,16 @@ class DropInMixin:
                 raise UsageError("padding='max_length' needs max_length=..., or tok.model_max_length set")
         else:
             raise UsageError(f"padding={padding!r}; use True, False, 'longest' or 'max_length'")
+        if multiple and width % multiple:
+            width += multiple - width % multiple
         pad = self.pad_token_id
         if pad is None and any(len(ids) < width for ids in batch):
             raise SpecialTokenError(
                 "asked to pad, but the tokenizer has no pad_token; set one, e.g. tok.pad_token = tok.eos_token"
             )
-        left = self.padding_side == "left"
-        padded_ids, padded_masks = [], []
-        for ids, mask in zip(batch, masks):
-            extra = max(0, width - len(ids))
-            padded_ids.append([pad] * extra + ids if left else ids + [pad] * extra)
-            padded_masks.append([0] * extra + mask if left else mask + [0] * extra)
+        side = side or self.padding_side
+        padded_ids = [_pad_row(ids, width - len(ids), pad, side) for ids in batch]
+        padded_masks = [_pad_row(mask, width - len(ids), 0, side) for ids, mask in zip(batch, masks)]
         return padded_ids, padded_masks
 
     # -- tables, built on first use -----------------------------------------------------
@@ -452,6 +619,29 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
         spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
         position += len(piece)
     return spans
+
+
+def _pad_row(row, count, fill, side):
+    # count <= 0 adds nothing: a row longer than the width is left whole, as in HF.
+    return [fill] * count + row if side == "left" else row + [fill] * count
+
+
+def _tensor_kind(value):
+    # "np" or "pt" when the ids come as numpy arrays or PyTorch tensors (or a list of them),
+    # the kind transformers' pad gives back.
+    if isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    if isinstance(value, np.ndarray):
+        return "np"
+    return "pt" if type(value).__module__ == "torch" else None
+
+
+def _as_lists(value):
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_as_lists(item) for item in value]
+    return value
 
 
 def _as_tensor(value, return_tensors):

@@ -35,6 +35,13 @@ TEXTS = [
 
 
 @pytest.fixture(scope="module")
+def wiki_lines():
+    """300 lines of real text (WikiText-2 validation), blank lines left out."""
+    lines = data_file("wikitext-2", "valid.txt").read_text(encoding="utf-8").splitlines()
+    return [line for line in lines if line.strip()][:300]
+
+
+@pytest.fixture(scope="module")
 def tiktoken_pairs():
     """name -> (bytepair tokenizer, tiktoken Encoding) from the same local rank file."""
     from tiktoken.load import load_tiktoken_bpe
@@ -79,6 +86,40 @@ def hf_pairs(trained_folder):
     return pairs
 
 
+@pytest.fixture(scope="module")
+def hf_folder_pairs(trained_folder):
+    """name -> (bytepair tokenizer, AutoTokenizer) for a folder read with its tokenizer_config.json
+    (Llama 3's, and one bytepair's save_pretrained wrote)."""
+    llama3 = data_file("vocab") / "hf" / "llama3"
+    _, folder = trained_folder
+    return {
+        name: (bytepair.load(path), transformers.AutoTokenizer.from_pretrained(str(path)))
+        for name, path in (("llama3", llama3), ("trained", folder))
+    }
+
+
+def with_pad_token(pair, name):
+    """Copies of a pair with the same pad token (the published files have none)."""
+    ours, hf = copy.deepcopy(pair)
+    if name != "trained":
+        hf.pad_token = hf.convert_ids_to_tokens(0)
+        ours.pad_token = ours.id_to_token(0)
+    return ours, hf
+
+
+def assert_same_encoding(mine, theirs):
+    """The same keys and values, and the same kind of value (list, numpy array, torch tensor)."""
+    assert set(mine) == set(theirs)
+    for key in theirs:
+        expected, actual = theirs[key], mine[key]
+        assert type(actual) is type(expected), key
+        if isinstance(expected, list):
+            assert actual == expected, key
+        else:
+            assert str(actual.dtype) == str(expected.dtype), key
+            assert np.array_equal(np.asarray(actual), np.asarray(expected)), key
+
+
 # -- tiktoken's names ---------------------------------------------------------------------------
 
 
@@ -86,6 +127,7 @@ def hf_pairs(trained_folder):
 def test_tiktoken_properties_match(tiktoken_pairs, name):
     ours, theirs = tiktoken_pairs[name]
     assert ours.n_vocab == theirs.n_vocab
+    assert ours.max_token_value == theirs.max_token_value
     assert ours.eot_token == theirs.eot_token
     assert ours.special_tokens_set == theirs.special_tokens_set
     for token_id in (0, 100, theirs.eot_token, theirs.n_vocab - 1):
@@ -160,13 +202,11 @@ def test_offsets_equal_hf_encoding_offsets(hf_pairs, name):
         {"padding": True, "truncation": True, "max_length": 5},
         {"padding": "max_length", "truncation": True, "max_length": 24, "return_tensors": "np"},
         {"padding": True, "return_tensors": "pt"},
+        {"max_length": 5},
     ],
 )
 def test_batch_call_matches_transformers(hf_pairs, name, options):
-    ours, hf = copy.deepcopy(hf_pairs[name])
-    if name != "trained":  # the published files have no pad token; give both the same one
-        hf.pad_token = hf.convert_ids_to_tokens(0)
-        ours.pad_token = ours.id_to_token(0)
+    ours, hf = with_pad_token(hf_pairs[name], name)
     texts = [t for t in TEXTS if t] + ["<|endoftext|> after a special"]
     theirs = hf(texts, **options)
     mine = ours(texts, **options)
@@ -178,6 +218,99 @@ def test_batch_call_matches_transformers(hf_pairs, name, options):
         else:
             assert actual == expected, key
     assert ours("one text")["input_ids"] == hf("one text")["input_ids"]
+    if options.get("return_tensors"):  # one text comes back as a batch of one
+        assert_same_encoding(ours("one text", **options), hf("one text", **options))
+
+
+@pytest.mark.parametrize("name", ["llama3", "trained"])
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"max_length": 8}, {"padding": True, "truncation": True, "max_length": 16, "return_tensors": "np"}],
+)
+def test_encode_plus_and_batch_encode_plus_equal_the_transformers_call(hf_pairs, wiki_lines, name, options):
+    # transformers 4's __call__ hands one text to encode_plus and a list to batch_encode_plus,
+    # with its arguments unchanged; transformers 5 removed both, so its call is the reference.
+    ours, hf = with_pad_token(hf_pairs[name], name)
+    texts = wiki_lines[:64]
+    assert_same_encoding(ours.batch_encode_plus(texts, **options), hf(texts, **options))
+    assert_same_encoding(ours.encode_plus(texts[3], **options), hf(texts[3], **options))
+    with pytest.raises(TypeError):
+        ours.encode_plus(texts)
+    with pytest.raises(TypeError):
+        ours.batch_encode_plus(texts[0])
+
+
+@pytest.mark.parametrize("name", ["llama3", "trained"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"padding": False},
+        {"padding": "max_length", "max_length": 96},
+        {"pad_to_multiple_of": 8, "padding_side": "left"},
+        {"return_attention_mask": False},
+        {"return_tensors": "pt"},
+    ],
+)
+def test_pad_matches_transformers(hf_pairs, wiki_lines, name, options):
+    ours, hf = with_pad_token(hf_pairs[name], name)
+    features = [dict(hf(line)) for line in wiki_lines[:32]]  # as a DataLoader hands them to collate_fn
+    assert_same_encoding(ours.pad(copy.deepcopy(features), **options), hf.pad(copy.deepcopy(features), **options))
+
+
+def test_pad_takes_what_transformers_pad_takes(hf_pairs, wiki_lines):
+    torch = pytest.importorskip("torch")
+    ours, hf = hf_pairs["trained"]
+    rows = [hf(line)["input_ids"] for line in wiki_lines[:16]]
+    forms = [
+        {"input_ids": rows},  # a batch as one dict
+        {"input_ids": rows[5]},  # one encoding, padded to a multiple below
+        {"input_ids": rows, "labels": rows},  # other keys come back unchanged
+        {"input_ids": rows, "token_type_ids": [[0] * len(r) for r in rows], "special_tokens_mask": rows},
+        [{"input_ids": torch.tensor(r)} for r in rows],  # a Dataset in torch format
+        [{"input_ids": np.array(r), "attention_mask": np.ones(len(r), dtype=np.int64)} for r in rows],
+    ]
+    for form in forms:
+        theirs = hf.pad(copy.deepcopy(form), pad_to_multiple_of=8)
+        assert_same_encoding(ours.pad(copy.deepcopy(form), pad_to_multiple_of=8), theirs)
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+def test_tokenize_matches_transformers(hf_pairs, wiki_lines, name):
+    ours, hf = hf_pairs[name]
+    texts = [*TEXTS, *wiki_lines, "a<|endoftext|>b <|eot_id|> c"]
+    assert [ours.tokenize(text) for text in texts] == [hf.tokenize(text) for text in texts]
+    special = texts[-1]
+    assert ours.tokenize(special, split_special_tokens=True) == hf.tokenize(special, split_special_tokens=True)
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+def test_batch_decode_matches_transformers(hf_pairs, wiki_lines, name):
+    ours, hf = hf_pairs[name]
+    texts = [*TEXTS, *(line + " <|endoftext|> <|eot_id|>" for line in wiki_lines[:50]), *wiki_lines[50:]]
+    batch = hf(texts)["input_ids"]
+    for skip in (False, True):
+        assert ours.batch_decode(batch, skip_special_tokens=skip) == hf.batch_decode(batch, skip_special_tokens=skip)
+    # cut to one length (some cuts split a character's bytes), as arrays and tensors
+    cut = [ids[:3] for ids in batch if len(ids) >= 3]
+    assert ours.batch_decode(np.array(cut)) == hf.batch_decode(np.array(cut))
+    torch = pytest.importorskip("torch")
+    assert ours.batch_decode(torch.tensor(cut)) == hf.batch_decode(torch.tensor(cut))
+    assert ours.batch_decode([]) == hf.batch_decode([])
+    assert ours.batch_decode(batch[7]) == hf.batch_decode(batch[7])  # one sequence: a list of one
+
+
+@pytest.mark.parametrize("name", ["llama3", "trained"])
+def test_special_token_lists_match_transformers(hf_folder_pairs, name):
+    ours, hf = copy.deepcopy(hf_folder_pairs[name])
+    assert ours.special_tokens_map == hf.special_tokens_map
+    assert ours.all_special_tokens == hf.all_special_tokens
+    assert ours.all_special_ids == hf.all_special_ids
+    ours.pad_token, hf.pad_token = ours.eos_token, hf.eos_token  # one token in two roles is listed once
+    ours.unk_token, hf.unk_token = ours.bos_token, hf.bos_token
+    assert ours.special_tokens_map == hf.special_tokens_map
+    assert ours.all_special_tokens == hf.all_special_tokens
+    assert ours.all_special_ids == hf.all_special_ids
 
 
 def test_ragged_tensors_are_refused_where_transformers_gives_an_object_array(hf_pairs):
