@@ -54,6 +54,7 @@ import contextlib
 import dataclasses
 import functools
 import json
+import logging
 import os
 from pathlib import Path
 
@@ -95,17 +96,41 @@ def connect(ray_address=None, *, num_cpus=None):
 @contextlib.contextmanager
 def _our_errors():
     """bytepair's own errors raised in a Ray worker (a bad document, a bad option) come out as
-    themselves, with their one-line message, not wrapped in Ray's remote traceback."""
+    themselves, with their one-line message, not wrapped in Ray's remote traceback, nor with
+    the retry advice Ray Data appends to a message."""
     try:
         yield
     except Exception as error:
         cause, seen = error, set()
         while cause is not None and id(cause) not in seen:
             if isinstance(cause, BytepairError) and type(cause).__module__.startswith("bytepair"):
+                if cause.args and isinstance(cause.args[0], str) and RAY_RETRY_NOTE in cause.args[0]:
+                    cause.args = (cause.args[0].split(RAY_RETRY_NOTE, 1)[0], *cause.args[1:])
                 raise cause.with_traceback(None) from None
             seen.add(id(cause))
             cause = getattr(cause, "cause", None) or cause.__cause__
         raise
+
+
+# What Ray Data appends to the message of an exception raised in a map function (ray.data's
+# _annotate_exception_with_retry_context: "\nFailed to apply UDF transform after 1/1 attempts...").
+RAY_RETRY_NOTE = "\nFailed to "
+
+
+@contextlib.contextmanager
+def _ray_data_console(level):
+    """Ray Data's console handlers (not its log file's) at ``level`` while inside: a bad
+    document is one line from bytepair, not also three tracebacks of it from Ray Data.
+    (Ray Data sets up its handlers when ``ray.data`` is imported.)"""
+    handlers = [h for h in logging.getLogger("ray.data").handlers if isinstance(h, logging.StreamHandler)]
+    before = [h.level for h in handlers]
+    for handler in handlers:
+        handler.setLevel(level)
+    try:
+        yield
+    finally:
+        for handler, old in zip(handlers, before):
+            handler.setLevel(old)
 
 
 # -- training -------------------------------------------------------------------------------------
@@ -370,11 +395,13 @@ class _RayPipeline(_corpus.PipelineBase):
     def run(self):
         bar = _corpus._progress_bar(self.progress)
         try:
-            for table in self.dataset().iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
-                for row in table.to_pylist():
-                    read_bytes = self._write(row)
-                    if bar is not None:
-                        bar.update(read_bytes)
+            dataset = self.dataset()
+            with _ray_data_console(logging.CRITICAL):
+                for table in dataset.iter_batches(batch_size=None, batch_format="pyarrow", prefetch_batches=2):
+                    for row in table.to_pylist():
+                        read_bytes = self._write(row)
+                        if bar is not None:
+                            bar.update(read_bytes)
         finally:
             if bar is not None:
                 bar.close()
