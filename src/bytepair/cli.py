@@ -25,7 +25,7 @@ from ._cliutil import (
 )
 from ._io import check_readable
 from .artifact import ARTIFACT_NAME
-from .errors import BytepairError, UsageError
+from .errors import BytepairError, DisallowedSpecialTokenError, UsageError
 from .normalize import normalize
 from .report import longest_tokens
 
@@ -328,20 +328,30 @@ def _run_encode(args):
 
     from ._io import write_bytes_atomic, write_text_atomic
 
+    if args.pieces and (args.output is not None or args.format or args.json):
+        raise UsageError("--pieces prints a table of pieces; it takes no -o, --format or --json")
+    if args.json and args.format not in (None, "json"):
+        raise UsageError(f"--json and --format {args.format} disagree; give one of them")
+    form = _output_format(args)
+    if form in ("npy", "bin") and args.output is None:
+        raise UsageError(f"--format {form} writes a binary file; give -o FILE")
     if args.output is not None:
         check_output_file(args.output, [args.input, args.tokenizer], example="ids.npy")
     tokenizer = _load_tokenizer(args)
     text = read_text(args.input)
-    ids = tokenizer.encode(text, allowed_special=_allowed(args))
+    try:
+        ids = tokenizer.encode(text, allowed_special=_allowed(args))
+    except DisallowedSpecialTokenError as error:
+        raise UsageError(
+            f"the text contains the special token {error.token!r}; pass --special {error.token!r} to encode it "
+            "as that token (--allowed-special all for every one), or remove it from the text"
+        ) from None
     if args.pieces:
         for token_id in ids:
             print(f"{token_id:>8}  {_piece(tokenizer, token_id)}")
         print(f"{len(ids)} tokens, {len(text)} characters", file=sys.stderr)
         return 0
-    form = _output_format(args)
     if form in ("npy", "bin"):
-        if args.output is None:
-            raise UsageError(f"--format {form} writes a binary file; give -o FILE")
         array = np.asarray(ids, dtype=tokenizer.array_dtype)
         if form == "bin":
             write_bytes_atomic(args.output, array.tobytes())

@@ -9,6 +9,7 @@ no standard input, in a child process where they do.
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -26,7 +27,7 @@ TEXT = "the cat sat on the mat. the hat is flat, the bat is fat.\n" * 20
 
 def bytepair_process(*args, stdin):
     return subprocess.run(
-        [sys.executable, "-m", "bytepair", *map(str, args)], input=stdin, capture_output=True, timeout=120, check=False
+        [sys.executable, "-m", "bytepair", *map(str, args)], input=stdin, capture_output=True, timeout=60, check=False
     )
 
 
@@ -76,13 +77,69 @@ def test_a_fifo_as_output_is_written_into_and_stays_a_fifo(files, tmp_path, caps
     fifo = tmp_path / "ids"
     os.mkfifo(fifo)
     received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text(encoding="utf-8")))
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text(encoding="utf-8")), daemon=True)
     reader.start()
     code, _, _ = run(capsys, "encode", "-t", files / "tok.json", "-o", fifo, files / "text.txt")
     reader.join(timeout=60)
     tokenizer = bytepair.Tokenizer.load(files / "tok.json")
     assert code == 0 and received[0].split() == [str(i) for i in tokenizer.encode(TEXT)]
     assert fifo.is_fifo()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pieces", "-o", "{tmp}/p.npy"], "--pieces prints a table"),
+        (["--json", "--format", "bin"], "--json and --format bin disagree"),
+        (["--format", "npy"], "--format npy writes a binary file; give -o FILE"),
+    ],
+)
+def test_encode_refuses_options_that_contradict_each_other(files, tmp_path, capsys, args, message):
+    args = [a.format(tmp=tmp_path) for a in args]
+    code, out, err = run(capsys, "encode", "-t", files / "tok.json", *args, files / "text.txt")
+    assert code == 2 and message in err and out == "" and not list(tmp_path.iterdir())
+
+
+def test_a_special_token_string_in_encode_text_names_the_cli_flag(tmp_path, capsys):
+    tokenizer = bytepair.train(TEXT, mode="byte", vocab_size=270, special_tokens=["<|end|>"], progress=False)
+    tokenizer.save(tmp_path / "tok.json")
+    (tmp_path / "text.txt").write_text("the cat<|end|>", encoding="utf-8")
+    code, _, err = run(capsys, "encode", "-t", tmp_path / "tok.json", tmp_path / "text.txt")
+    assert code == 2 and "pass --special '<|end|>'" in err
+    code, out, _ = run(capsys, "encode", "-t", tmp_path / "tok.json", "--special", "<|end|>", tmp_path / "text.txt")
+    assert code == 0 and out.split() == [str(i) for i in tokenizer.encode("the cat<|end|>", allowed_special="all")]
+
+
+def test_view_serve_and_an_output_file_are_one_or_the_other(files, tmp_path):
+    # a child with a time limit: were the flags taken, it would serve until stopped
+    result = bytepair_process("view", "-t", files / "tok.json", "--serve", "-o", tmp_path / "page.html", stdin=b"")
+    assert result.returncode == 2 and "give --serve or -o, not both" in result.stderr.decode()
+
+
+# -- reading from pipes and devices ------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are POSIX")
+@pytest.mark.parametrize("command", ["compare", "view"])
+def test_a_fifo_is_read_as_a_text_file(files, tmp_path, capsys, command):
+    # what the shell's <(...) passes
+    fifo = tmp_path / "text"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("hello there", encoding="utf-8"), daemon=True)
+    writer.start()
+    extra = ["-o", tmp_path / "page.html"] if command == "view" else ["--json"]
+    code, out, _ = run(capsys, command, "-t", files / "tok.json", *extra, fifo)
+    writer.join(timeout=60)
+    assert code == 0
+    if command == "view":
+        assert "11 characters" in out
+    else:
+        assert json.loads(out)["texts"][0]["chars"] == 11
+
+
+def test_a_device_as_tokenizer_is_named_as_such(capsys):
+    code, _, err = run(capsys, "inspect", os.devnull)
+    assert code == 2 and "is not a regular file" in err
 
 
 # -- standard input ----------------------------------------------------------------------------
@@ -147,8 +204,9 @@ def splits(tmp_path):
         (["sweep", "{splits}", "-o", "{file}", "--no-plot"], "-o '{file}' is a file"),
         (["prepare", "--train", "{file}", "--val", "{splits}", "-o", "{out}"], "--val '{splits}' is a folder"),
         (["prepare", "{splits}", "-o", "{out}", "--max-chars", "-1"], "--max-chars must be 0"),
+        (["prepare", "{splits}", "-o", "{out}", "--sha256", "ab12"], "--sha256 only apply with --download"),
     ],
-    ids=["prepare-output", "write-text", "sweep-output", "split-folder", "max-chars"],
+    ids=["prepare-output", "write-text", "sweep-output", "split-folder", "max-chars", "sha256"],
 )
 def test_prepare_and_sweep_refuse_bad_places_before_the_work(splits, tmp_path, capsys, args, message):
     names = {"splits": splits, "file": tmp_path / "file.txt", "out": tmp_path / "out"}

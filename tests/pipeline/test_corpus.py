@@ -224,6 +224,16 @@ def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
         encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out3", text_field="n", **quiet())
 
 
+@pytest.mark.slow
+def test_parquet_dictionary_encoded_strings_are_strings(tokenizer, tmp_path):
+    # what pandas writes for a Categorical column: each distinct string stored once
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": pa.array(DOCUMENTS).dictionary_encode()}), tmp_path / "c.parquet")
+    meta = encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
+
+
 def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monkeypatch):
     import importlib.util
 

@@ -206,6 +206,13 @@ def split_files(args):
         for what, given in (("SOURCE", args.source), ("--train/--val/--test", explicit), ("--download", args.download))
         if given
     ]
+    stray = [
+        flag
+        for flag, value in (("--url", getattr(args, "url", None)), ("--sha256", getattr(args, "sha256", None)))
+        if value
+    ]
+    if stray and not args.download:
+        raise UsageError(f"{' and '.join(stray)} only apply with --download; add it, or leave them out")
     if len(chosen) != 1:
         raise UsageError(
             "give the corpus one way: a SOURCE folder, --train FILE (with --val/--test), or --download"

@@ -423,6 +423,8 @@ class _Reader:
                 f"{self.name}: no column {self.field!r} (columns: {', '.join(map(repr, schema.names))}); choose it with --text-field"
             )
         kind = schema.field(self.field).type
+        if pa.types.is_dictionary(kind):  # strings stored once each (a pandas Categorical): read as strings
+            kind = kind.value_type
         if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
             raise DocumentError(
                 f"{self.name}: column {self.field!r} holds {kind}, not strings; choose the text column with --text-field"

@@ -192,8 +192,10 @@ def _load_path(path, name):
         if file is None:
             raise FormatError(f"{path}: no file for {name!r}; looked for {', '.join(_candidates(name))}")
         path = file
-    if not path.is_file():
+    if not path.exists():
         raise FormatError(f"{path}: no such file or folder")
+    if not path.is_file():
+        raise FormatError(f"{path} is not a regular file (a device or a pipe?); give a tokenizer file or folder")
     return _load_file(path, name)
 
 

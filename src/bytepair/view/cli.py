@@ -42,7 +42,9 @@ def register(subparsers):
         default=None,
         help="folder holding vocabularies by name (default: $BYTEPAIR_VOCAB_DIR, then the download cache)",
     )
-    parser.add_argument("-o", "--output", type=Path, default=Path("tokens.html"), help="where to write the page")
+    parser.add_argument(
+        "-o", "--output", type=Path, default=None, help="where to write the page (default: tokens.html)"
+    )
     parser.add_argument("--max-chars", type=int, default=None, help="show only the first N characters")
     parser.add_argument(
         "--allowed-special",
@@ -61,6 +63,8 @@ def register(subparsers):
 
 def run_view(args):
 
+    if args.serve and args.output is not None:
+        raise UsageError("--serve serves the page instead of writing it; give --serve or -o, not both")
     tokenizers = load_tokenizers(args.tokenizer, args.vocab_dir)
     allowed = "all" if args.allowed_special == "all" else frozenset(t for t in args.allowed_special.split(",") if t)
     if args.serve:
@@ -68,7 +72,8 @@ def run_view(args):
         return 0
     if args.input is None:
         raise UsageError("give a text file, - for standard input, or the text itself to view")
-    check_output_file(args.output, [args.input, *args.tokenizer], example="tokens.html")
+    output = args.output or Path("tokens.html")
+    check_output_file(output, [args.input, *args.tokenizer], example="tokens.html")
     text, name = read_input(args.input)
     if name == "text" and " " not in text and ("/" in text or "." in text):
         print(f"note: no file named {text!r}; showing the argument itself as the text", file=sys.stderr)
@@ -77,8 +82,8 @@ def run_view(args):
             raise UsageError(f"--max-chars must be at least 1, not {args.max_chars}")
         text = text[: args.max_chars]
     page = view_page(text, tokenizers, title=f"bytepair view: {name}", allowed_special=allowed)
-    write_text_atomic(args.output, page)
-    print(f"wrote {args.output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))")
+    write_text_atomic(output, page)
+    print(f"wrote {output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))")
     return 0
 
 
@@ -88,7 +93,7 @@ def read_input(value):
         return read_text("-"), "stdin"
     path = Path(value)
     try:
-        is_file = len(value) < 4096 and "\n" not in value and path.is_file()
+        is_file = len(value) < 4096 and "\n" not in value and (path.is_file() or path.is_fifo())  # <(...) too
     except (OSError, ValueError):
         is_file = False
     if is_file:
