@@ -59,6 +59,16 @@ KNOWN_FIELDS = {
 # The default name of the artifact file: it says whose file it is (HF owns "tokenizer.json").
 ARTIFACT_NAME = "tokenizer.bytepair.json"
 
+# The JSON type of each field besides merges and pattern, and how an error describes it; null
+# is the default of each (base_tokens is required in char mode).
+FIELD_TYPES = {
+    "base_tokens": (list, "a list of single characters"),
+    "byte_fallback": (bool, "true or false"),
+    "vocab_size": (int, "an integer"),
+    "special_tokens": (dict, "an object of token strings to ids"),
+    "normalization": (str, "'NFC', 'NFKC' or null"),
+}
+
 
 class ArtifactContent(NamedTuple):
     """What an artifact holds, checked: the model and the stages to compose it with."""
@@ -152,10 +162,21 @@ def from_dict(data: Any, where: str = "tokenizer") -> ArtifactContent:
     for field in ("merges", "fingerprint") + (("base_tokens",) if mode == "char" else ()):
         if field not in data:
             raise ArtifactError(f"{where}: missing field {field!r} (truncated or edited file?)")
+    for field, (kind, what) in FIELD_TYPES.items():
+        value = data.get(field)
+        required = field == "base_tokens" and mode == "char"
+        if (value is not None or required) and (
+            not isinstance(value, kind) or (kind is int and isinstance(value, bool))
+        ):
+            raise ArtifactError(f"{where}: field {field!r} must be {what}, not {value!r}; the file was edited")
     merges = _read_merges(data["merges"], mode, where)
     pattern = data.get("pattern")
     if pattern is not None:
-        if not isinstance(pattern, dict) or not isinstance(pattern.get("regex"), str):
+        if (
+            not isinstance(pattern, dict)
+            or not isinstance(pattern.get("regex"), str)
+            or not isinstance(pattern.get("name"), (str, type(None)))
+        ):
             raise ArtifactError(f"{where}: field 'pattern' must be {{'name': ..., 'regex': ...}}, not {pattern!r}")
     try:
         model = MergeModel(

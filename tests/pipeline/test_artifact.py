@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 import pytest
 
@@ -103,6 +104,31 @@ def test_edited_merge_is_a_fingerprint_mismatch(tmp_path):
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     with pytest.raises(ArtifactError, match="fingerprint mismatch"):
         bytepair.Tokenizer.load(path)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("base_tokens", 5, "field 'base_tokens' must be a list of single characters, not 5"),
+        ("base_tokens", None, "field 'base_tokens' must be a list of single characters, not None"),
+        ("byte_fallback", "yes", "field 'byte_fallback' must be true or false, not 'yes'"),
+        ("vocab_size", "30", "field 'vocab_size' must be an integer, not '30'"),
+        ("vocab_size", True, "field 'vocab_size' must be an integer, not True"),
+        ("special_tokens", ["<x>"], "field 'special_tokens' must be an object of token strings to ids"),
+        ("normalization", 5, "field 'normalization' must be 'NFC', 'NFKC' or null, not 5"),
+        ("pattern", {"name": 5, "regex": "\\w+"}, "field 'pattern' must be"),
+    ],
+)
+def test_a_field_of_the_wrong_type_is_named_even_with_a_matching_fingerprint(tmp_path, field, value, message):
+    # an edit whose fingerprint was recomputed: the field, not "does not rebuild", is the error
+    from bytepair.artifact import fingerprint_of, to_dict
+
+    data = to_dict(bytepair.train(TEXT, mode="char", vocab_size=30))
+    data[field] = value
+    data["fingerprint"] = fingerprint_of(data)
+    (tmp_path / "t.json").write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ArtifactError, match=re.escape(message)):
+        bytepair.Tokenizer.load(tmp_path / "t.json")
 
 
 def test_foreign_json_is_named_as_such(tmp_path):
