@@ -47,6 +47,11 @@ def main(argv=None):
         return 2
     try:
         result = args.run(args)
+    except BrokenPipeError:
+        # the reader stopped (`bytepair encode ... | head`): end quietly, as a tool killed by
+        # SIGPIPE does, and keep Python from reporting the flush of a closed stdout at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except (BytepairError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

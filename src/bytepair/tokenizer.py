@@ -201,9 +201,10 @@ class Tokenizer(DropInMixin):
             seen.add(left + right)
             kept += 1
         if vocab_size < floor or len(seen) < vocab_size:
+            ceiling = len(set(values).union(left + right for left, right in self.merges))
             raise TrainingError(
                 f"vocab_size {vocab_size} is outside what this tokenizer's merges give: from {floor} "
-                f"(the base alphabet) to {len(seen)} (all {len(self.merges)} merges); train a larger one to go further"
+                f"(the base alphabet) to {ceiling} (all {len(self.merges)} merges); train a larger one to go further"
             )
         by_id = sorted(self.special_tokens.items(), key=lambda item: item[1])
         return Tokenizer(

@@ -242,3 +242,31 @@ def test_train_with_max_chars_checks_the_characters_it_has(tmp_path, capsys):
     code, out, _ = run(capsys, "train", corpus, "--vocab-size", "60", "--max-chars", "600", "-o", tmp_path / "t.json")
     assert code == 0 and "round trip on mixed text: ok" in out
     assert "#" not in bytepair.Tokenizer.load(tmp_path / "t.json").base_tokens
+
+
+# -- a reader that stops early -------------------------------------------------------------------
+
+
+def test_a_closed_pipe_ends_the_command_quietly(files, tmp_path):
+    # `bytepair encode --pieces ... | head`: the rest of the table (megabytes, more than a pipe
+    # holds) has nowhere to go
+    (tmp_path / "big.txt").write_text(TEXT * 500, encoding="utf-8")
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "bytepair",
+            "encode",
+            "-t",
+            str(files / "tok.json"),
+            "--pieces",
+            str(tmp_path / "big.txt"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    child.stdout.read(10)
+    child.stdout.close()
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141 and stderr == ""

@@ -336,6 +336,10 @@ REFUSED = {
     "missing byte": (lambda c: c["model"]["vocab"].pop("Ā"), "single-byte"),
     "merge outside vocab": (lambda c: c["model"]["merges"].append("Ġthe Ġthe"), "merge 3.*not in the vocab"),
     "bad merge": (lambda c: c["model"]["merges"].append("a b c"), "merge 3 is 'a b c'"),
+    "bad split regex": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": "(unclosed"}),
+        "^tokenizer.json: pre_tokenizer Split: pattern '\\(unclosed'",
+    ),
 }
 
 

@@ -172,11 +172,13 @@ def _field(number, wire, payload):
     return key + (_varint(len(payload)) + payload if wire == 2 else payload)
 
 
-def write_model(pieces, *, byte_fallback=True, model_type=2, add_dummy_prefix=True):
+def write_model(pieces, *, byte_fallback=True, model_type=2, add_dummy_prefix=True, specs=True):
     out = b""
     for piece, score, kind in pieces:
         body = _field(1, 2, piece.encode()) + _field(2, 5, struct.pack("<f", score)) + _field(3, 0, _varint(kind))
         out += _field(1, 2, body)
+    if not specs:  # a file cut after its pieces
+        return out
     trainer = (
         _field(3, 0, _varint(model_type))
         + _field(35, 0, _varint(int(byte_fallback)))
@@ -215,3 +217,8 @@ def test_reader_refuses_bad_files(tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(FormatError, match="no pieces"):
         bytepair.load(empty)
+    # cut after the last piece, before the trainer spec: not "a unigram model" (its default type)
+    pieces_only = tmp_path / "pieces.model"
+    pieces_only.write_bytes(write_model(RANDOM_PIECES, specs=False))
+    with pytest.raises(FormatError, match="pieces.model: a SentencePiece model without its trainer spec"):
+        bytepair.load(pieces_only)

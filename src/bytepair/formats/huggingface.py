@@ -30,7 +30,7 @@ from pathlib import Path
 
 from .. import bytelevel
 from .._gc import gc_paused
-from ..errors import FormatError
+from ..errors import FormatError, PatternError
 from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
 from ..patterns import PATTERNS, resolve_pattern
@@ -168,7 +168,10 @@ def _split_pattern(split, where):
             f"{where}: Split behavior {behaviour[0]!r} with invert={behaviour[1]} is not supported; "
             "use 'Isolated' (invert false) or 'Removed' (invert true)"
         )
-    name = _NAMES_BY_HF_REGEX.get(regex_text) or resolve_pattern(regex_text)[0]
+    try:
+        name = _NAMES_BY_HF_REGEX.get(regex_text) or resolve_pattern(regex_text)[0]
+    except PatternError as error:
+        raise FormatError(f"{where}: pre_tokenizer Split: {error}") from None
     if name is not None or behaviour == ("Removed", True):
         return name or regex_text
     # subtle: Isolated keeps the text between matches as pieces too; a custom regex may not

@@ -71,7 +71,7 @@ class ModelProto:
 def read_model_proto(data: bytes, where: str) -> ModelProto:
     """Parse a ``.model`` file's bytes. Raises ``FormatError`` naming the file and the field."""
     pieces = []
-    trainer: dict = {}
+    trainer: dict | None = None
     normalizer: dict = {}
     try:
         for number, value in _fields(data):
@@ -85,6 +85,8 @@ def read_model_proto(data: bytes, where: str) -> ModelProto:
         raise FormatError(f"{where}: not a SentencePiece model file ({error}); is it truncated?") from None
     if not pieces:
         raise FormatError(f"{where}: a SentencePiece model holds no pieces; is it a .model file?")
+    if trainer is None:  # written after the pieces by every trainer: a cut file loses it
+        raise FormatError(f"{where}: a SentencePiece model without its trainer spec (field 2); is it truncated?")
     model_type = trainer.get(3, 1)
     return ModelProto(
         pieces=tuple(pieces),
