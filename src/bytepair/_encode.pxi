@@ -86,7 +86,7 @@ class UnknownCharacters(ValueError):
         )
 
 
-cpdef str clean_surrogates(str text):
+cpdef str clean_surrogates(object text):
     """tiktoken's rule for lone surrogates: pairs joined, lone ones become U+FFFD.
 
     Python strs can hold surrogates that UTF-8 cannot; tiktoken re-decodes such text through
@@ -96,6 +96,7 @@ cpdef str clean_surrogates(str text):
 
     Python twin: ``text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")``.
     """
+    text = _exact_str(text)
     if _has_surrogates(PyUnicode_KIND(text), PyUnicode_DATA(text), PyUnicode_GET_LENGTH(text)):
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
     return text
@@ -134,11 +135,20 @@ cdef str _checked_text(object text):
 
 cdef str _checked_str(object text):
     """``text`` if it is a str the engine can take; its surrogates are the caller's to clean."""
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
+    text = _exact_str(text)
     if len(text) >= 2**32 - 1:
         raise ValueError(f"text of {len(text)} characters is too long; encode it in parts under 2**32")
     return text
+
+
+cdef str _exact_str(object text):
+    """``text`` as a str: a subclass (numpy.str_, a pandas cell) becomes its plain value, as
+    tiktoken takes it; anything else is a TypeError."""
+    if type(text) is str:
+        return text
+    if isinstance(text, str):
+        return str.__str__(text)
+    raise TypeError(f"text must be a str, not {type(text).__name__}")
 
 
 cdef uint32_t _checked_id(object value, str what) except? 0xFFFFFFFF:

@@ -180,6 +180,4 @@ def split(text, pattern, unicode="regex"):
         >>> split("Hello world!!", "gpt2")
         ['Hello', ' world', '!!']
     """
-    if not isinstance(text, str):
-        raise TypeError(f"text must be a str, not {type(text).__name__}")
-    return _pieces(text, _pattern_id(pattern, unicode))
+    return _pieces(_exact_str(text), _pattern_id(pattern, unicode))

@@ -389,6 +389,27 @@ def test_prepare_keeps_workers_as_a_deprecated_name(tmp_path):
         prepare(tmp_path / "bad", texts=texts, vocab_size=40, num_threads=0, pt_files=False, log=lambda line: None)
 
 
+# --- 15. a str subclass is text ------------------------------------------------------------------
+
+
+class _Cell(str):
+    """A str subclass, as a data library hands out (numpy.str_ is another)."""
+
+
+@pytest.mark.parametrize("mode", ["byte", "char"])
+def test_str_subclasses_are_encoded_and_trained_on_as_their_text(mode):
+    texts = [np.array(["the cat sat"])[0], _Cell("on the mat")]
+    plain = [str(t) for t in texts]
+    trained = bytepair.train(texts * 20, mode=mode, vocab_size=270 if mode == "byte" else 20, progress=False)
+    assert trained.merges == bytepair.train(plain * 20, mode=mode, vocab_size=270 if mode == "byte" else 20).merges
+    expected = [trained.encode(t) for t in plain]
+    assert [trained.encode(t) for t in texts] == [trained.encode_ordinary(t) for t in texts] == expected
+    assert trained.encode_batch(texts) == expected
+    assert [trained.encode_to_array(t).tolist() for t in texts] == expected
+    ids, offsets = trained.encode_batch_to_array(texts)
+    assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(2)] == expected
+
+
 # --- 9. files that cannot be tokenizers or texts: one line, no traceback -------------------------
 
 

@@ -316,7 +316,7 @@ class MissingCharacters:
     Example:
         >>> from bytepair import Tokenizer
         >>> check = MissingCharacters.of(Tokenizer(mode="char", base_tokens="ab "), frozenset())
-        >>> check("a ba") is None, check("a bc")[:61]
+        >>> check("a ba") is None, check("a bc")[:60]
         (True, "characters missing from the tokenizer's base vocabulary: 'c'")
     """
 
