@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -78,6 +79,11 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
         >>> write_atomic("report.txt", lambda file: file.write(b"ok\\n"))  # doctest: +SKIP
         PosixPath('report.txt')
     """
+    path = os.fspath(path)  # None or a number: the usual TypeError, before any file is touched
+    if not path:
+        raise FileNotFoundError(errno.ENOENT, "the path is empty; give a file name")
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, "is a folder; give a file name (inside it, say)", path)
     if _is_special_file(path):
         # a FIFO, a device, /dev/stdout: nothing to replace atomically (a rename would put a
         # plain file in its place), so it is written into as it is

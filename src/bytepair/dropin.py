@@ -34,6 +34,7 @@ import numpy as np
 from .bytelevel import bytes_to_readable
 from .errors import SpecialTokenError, UsageError
 from .special import check_disallowed, resolve_special
+from .threads import check_num_threads
 
 __all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS", "token_char_spans"]
 
@@ -203,12 +204,16 @@ class DropInMixin:
     def decode_batch(
         self, batch: Iterable[Iterable[int]], *, errors: str = "replace", num_threads: int | None = None
     ) -> list[str]:
-        """``[decode(ids) for ids in batch]`` (tiktoken). ``num_threads`` is accepted for
-        tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
+        """``[decode(ids) for ids in batch]`` (tiktoken). ``num_threads`` is checked and accepted
+        for tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
+        if num_threads is not None:
+            check_num_threads(num_threads)
         return [self.decode(ids, errors=errors) for ids in batch]
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None) -> list[bytes]:
-        """``[decode_bytes(ids) for ids in batch]`` (tiktoken)."""
+        """``[decode_bytes(ids) for ids in batch]`` (tiktoken); ``num_threads`` as in ``decode_batch``."""
+        if num_threads is not None:
+            check_num_threads(num_threads)
         return [self.decode_bytes(ids) for ids in batch]
 
     def token_byte_values(self) -> list[bytes]:
@@ -503,6 +508,8 @@ class DropInMixin:
         limit = max_length if max_length is not None else self.model_max_length
         if limit is None:
             raise UsageError("truncation needs max_length=..., or tok.model_max_length set")
+        _check_length("max_length", limit)
+        _check_side("truncation_side", self.truncation_side)
         if self.truncation_side == "left":
             return [ids[max(0, len(ids) - limit) :] for ids in batch]
         return [ids[:limit] for ids in batch]
@@ -518,6 +525,10 @@ class DropInMixin:
                 raise UsageError("padding='max_length' needs max_length=..., or tok.model_max_length set")
         else:
             raise UsageError(f"padding={padding!r}; use True, False, 'longest' or 'max_length'")
+        _check_length("max_length", width)
+        if multiple is not None:
+            _check_length("pad_to_multiple_of", multiple, minimum=1)
+        _check_side("padding_side", side or self.padding_side)
         if multiple and width % multiple:
             width += multiple - width % multiple
         pad = self.pad_token_id
@@ -619,6 +630,17 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
         spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
         position += len(piece)
     return spans
+
+
+def _check_length(name, value, minimum=0):
+    # a negative length would slice from the end, silently (transformers raises too)
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
+        raise UsageError(f"{name} must be an integer of at least {minimum}, not {value!r}")
+
+
+def _check_side(name, side):
+    if side not in ("left", "right"):
+        raise UsageError(f"{name} must be 'left' or 'right', not {side!r}")
 
 
 def _pad_row(row, count, fill, side):

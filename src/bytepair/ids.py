@@ -89,6 +89,8 @@ def checked_id(token_id):
 
 def checked_ids(ids):
     """``ids`` as a list of Python ints >= 0, or ``TokenIdError`` naming the first bad one."""
+    if not isinstance(ids, (np.ndarray, list, tuple)) and hasattr(ids, "numpy") and hasattr(ids, "dim"):
+        ids = ids.detach().cpu().numpy()  # a PyTorch tensor (batch["input_ids"][0]), as an array
     if isinstance(ids, np.ndarray):
         return _checked_array(ids)
     if isinstance(ids, (str, bytes, bytearray)):

@@ -385,13 +385,17 @@ class SentencePieceTokenizer(Tokenizer):
 
     # -- decoding --------------------------------------------------------------------------
 
-    def decode(self, ids, errors: str = "replace") -> str:
+    def decode(self, ids, errors: str = "replace", *, skip_special_tokens: bool = False) -> str:
         """Ids to text as ``sentencepiece`` decodes them: the dummy prefix dropped, control
         pieces invisible, ``<unk>`` as `` ⁇ ``, each invalid byte piece as U+FFFD.
 
-        ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8.
+        ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8;
+        ``skip_special_tokens`` as in ``Tokenizer.decode``.
         """
         ids = self._checked_ids(ids)
+        if skip_special_tokens:
+            special = set(self._special_tokens.values())
+            ids = [token_id for token_id in ids if token_id not in special]
         size = self._sp.size
         for position, token_id in enumerate(ids):
             if not 0 <= token_id < size:

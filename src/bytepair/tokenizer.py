@@ -538,10 +538,16 @@ class Tokenizer(DropInMixin):
         data = self._decoder.decode_bytes(ids)
         return self._decode_checked(ids) if data is None else data
 
-    def decode(self, ids: Iterable[int] | np.ndarray, errors: str = "replace") -> str:
+    def decode(
+        self, ids: Iterable[int] | np.ndarray, errors: str = "replace", *, skip_special_tokens: bool = False
+    ) -> str:
         """Ids to text. ``errors="replace"`` (default) shows invalid UTF-8 as U+FFFD;
-        ``errors="strict"`` raises ``UnicodeDecodeError``.
+        ``errors="strict"`` raises ``UnicodeDecodeError``. ``ids`` may also be a 1-D PyTorch
+        tensor; ``skip_special_tokens=True`` leaves special tokens out (as transformers does).
         """
+        if skip_special_tokens:
+            special = set(self._special_tokens.values())
+            ids = [token_id for token_id in self._checked_ids(ids) if token_id not in special]
         data = self._decoder.decode_bytes(ids)
         return (self._decode_checked(ids) if data is None else data).decode("utf-8", errors=errors)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 
 import numpy as np
 import pytest
@@ -298,6 +299,46 @@ def test_batch_decode_matches_transformers(hf_pairs, wiki_lines, name):
     assert ours.batch_decode(torch.tensor(cut)) == hf.batch_decode(torch.tensor(cut))
     assert ours.batch_decode([]) == hf.batch_decode([])
     assert ours.batch_decode(batch[7]) == hf.batch_decode(batch[7])  # one sequence: a list of one
+
+
+@pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
+def test_decode_of_one_tensor_row_matches_transformers(hf_pairs, wiki_lines, name):
+    # tok.decode(batch["input_ids"][0]): a row of a tensor, with or without the special tokens
+    torch = pytest.importorskip("torch")
+    ours, hf = hf_pairs[name]
+    texts = [line + " <|endoftext|> <|eot_id|>" for line in wiki_lines[:40]]
+    for ids in hf(texts)["input_ids"]:
+        row = torch.tensor(ids)
+        for skip in (False, True):
+            assert ours.decode(row, skip_special_tokens=skip) == hf.decode(row, skip_special_tokens=skip)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"truncation": True, "max_length": -2}, "max_length must be an integer of at least 0, not -2"),
+        ({"truncation": True, "max_length": 2.5}, "max_length must be an integer of at least 0, not 2.5"),
+        ({"padding": "max_length", "max_length": -2}, "max_length must be an integer of at least 0, not -2"),
+        ({"padding": True, "pad_to_multiple_of": 0}, "pad_to_multiple_of must be an integer of at least 1"),
+    ],
+)
+def test_lengths_that_would_slice_from_the_end_are_refused(hf_pairs, options, message):
+    ours, _ = with_pad_token(hf_pairs["llama3"], "llama3")
+    with pytest.raises(ValueError, match=re.escape(message)):
+        if "pad_to_multiple_of" in options:
+            ours.pad([{"input_ids": [1, 2, 3]}, {"input_ids": [4]}], **options)
+        else:
+            ours(["one two three four"], **options)
+
+
+def test_a_padding_or_truncation_side_other_than_left_or_right_is_refused(hf_pairs):
+    ours, _ = with_pad_token(hf_pairs["llama3"], "llama3")
+    ours.padding_side = "middle"
+    with pytest.raises(ValueError, match="padding_side must be 'left' or 'right', not 'middle'"):
+        ours(["one two", "one"], padding=True)
+    ours.padding_side, ours.truncation_side = "right", "center"
+    with pytest.raises(ValueError, match="truncation_side must be 'left' or 'right', not 'center'"):
+        ours(["one two"], truncation=True, max_length=1)
 
 
 @pytest.mark.parametrize("name", ["llama3", "trained"])

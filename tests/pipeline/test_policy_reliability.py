@@ -410,6 +410,26 @@ def test_str_subclasses_are_encoded_and_trained_on_as_their_text(mode):
     assert [ids[offsets[k] : offsets[k + 1]].tolist() for k in range(2)] == expected
 
 
+def test_saving_to_a_folder_or_an_empty_path_names_the_problem(tmp_path):
+    tokenizer = bytepair.train(TEXT, mode="char", vocab_size=40)
+    with pytest.raises(IsADirectoryError, match="is a folder; give a file name"):
+        tokenizer.save(tmp_path)
+    with pytest.raises(FileNotFoundError, match="the path is empty"):
+        tokenizer.save("")
+    with pytest.raises(TypeError, match="not NoneType"):
+        tokenizer.save(None)
+    assert list(tmp_path.iterdir()) == []  # no staged file left behind
+
+
+@pytest.mark.parametrize("threads", [0, -5, "x"])
+def test_decode_batch_checks_num_threads_as_encode_batch_does(threads):
+    tokenizer = bytepair.train(TEXT, mode="char", vocab_size=40)
+    with pytest.raises(ThreadCountError):
+        tokenizer.decode_batch([[1]], num_threads=threads)
+    with pytest.raises(ThreadCountError):
+        tokenizer.decode_bytes_batch([[1]], num_threads=threads)
+
+
 # --- 9. files that cannot be tokenizers or texts: one line, no traceback -------------------------
 
 
