@@ -44,6 +44,19 @@ RULES = ("replay", "tiktoken", "hf")
 FORMATS = ("artifact", "tiktoken", "huggingface")
 
 
+def _checked_merges(merges):
+    """``merges`` as a tuple of pairs; a merge that is not a pair (a 2-character string would
+    unpack as one) is a TypeError naming it."""
+    if merges is None or isinstance(merges, (str, bytes)):
+        raise TypeError(f"merges must be a sequence of (left, right) pairs, not {merges!r}")
+    checked = []
+    for number, merge in enumerate(merges):
+        if not isinstance(merge, (tuple, list)) or len(merge) != 2:
+            raise TypeError(f"merge {number} is {merge!r}; each merge is a (left, right) pair")
+        checked.append((merge[0], merge[1]))
+    return tuple(checked)
+
+
 class MergeModel:
     """Base tokens plus ordered merges, encoded by replaying the merges (lowest rank first).
 
@@ -71,7 +84,7 @@ class MergeModel:
         byte_fallback: bool = False,
     ) -> None:
         base_values = self._set_base(mode, base_tokens, byte_fallback)
-        self._merges = tuple((left, right) for left, right in merges)
+        self._merges = _checked_merges(merges)
         self._set_values(*_vocabulary(base_values, self._merges, mode))
 
     @classmethod
@@ -90,6 +103,8 @@ class MergeModel:
         if mode not in MODES:
             raise ValueError(f"unknown mode {mode!r}; use 'char' or 'byte'")
         self._mode = mode
+        if not isinstance(byte_fallback, (bool, np.bool_)):  # "no" would be true
+            raise TypeError(f"byte_fallback must be True or False, not {byte_fallback!r}")
         self._byte_fallback = bool(byte_fallback)
         if mode == "byte":
             if base_tokens is not None:
@@ -551,6 +566,8 @@ def _check_base_tokens(base_tokens):
     for token in base_tokens:
         if not isinstance(token, str) or len(token) != 1:
             raise ValueError(f"base tokens must be single characters, not {token!r}")
+        if "\ud800" <= token <= "\udfff":
+            raise ValueError(f"base token {token!r} is a lone surrogate, not a character; leave it out")
     if len(set(base_tokens)) != len(base_tokens):
         raise ValueError("base tokens contain duplicates; give each character once")
 

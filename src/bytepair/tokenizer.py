@@ -157,6 +157,21 @@ class Tokenizer(DropInMixin):
             raise SpecialTokenError(f"a special token must be a non-empty string, not {token!r}")
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
             raise SpecialTokenError(f"special token {token!r} needs a non-negative integer id, not {token_id!r}")
+        try:
+            token.encode("utf-8")
+        except UnicodeEncodeError as error:
+            raise SpecialTokenError(
+                f"special token {token!r} holds a surrogate at {error.start}, which is not text (UTF-8 has "
+                "no form for it); join a surrogate pair into its character, e.g. with "
+                "token.encode('utf-16', 'surrogatepass').decode('utf-16')"
+            ) from None
+        if self._normalization is not None and normalize(token, self._normalization) != token:
+            # text is normalized before special tokens are matched, so this one never would be
+            raise SpecialTokenError(
+                f"special token {token!r} is {normalize(token, self._normalization)!r} after "
+                f"{self._normalization} normalization, which encoding applies first, so it could never "
+                "be matched; use the normalized form"
+            )
         check_defined_id(token_id, count=count, what=f"special token {token[:50]!r}", error=SpecialTokenError)
         token_bytes = self._model.token_bytes
         if token_id < len(token_bytes) and token_bytes[token_id] is not None:

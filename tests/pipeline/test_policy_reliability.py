@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -227,6 +228,41 @@ def test_bad_special_tokens_are_refused_clearly(bad):
         Tokenizer(mode="byte", special_tokens=bad)
     with pytest.raises(SpecialTokenError):
         bytepair.train(TEXT, mode="byte", vocab_size=260, special_tokens=bad)
+
+
+@pytest.mark.parametrize(
+    ("token", "normalization", "message"),
+    [
+        ("<\ud800>", None, "holds a surrogate at 1"),
+        ("<\ud83d\ude00>", None, "holds a surrogate at 1"),
+        ("＜eot＞", "NFKC", "is '<eot>' after NFKC normalization"),
+        ("<e\u0301>", "NFC", "after NFC normalization"),
+    ],
+)
+def test_a_special_token_that_could_never_match_is_refused(token, normalization, message):
+    # text is normalized before special tokens are matched, and a surrogate is not text
+    with pytest.raises(SpecialTokenError, match=re.escape(message)):
+        bytepair.train(TEXT, mode="byte", vocab_size=260, normalization=normalization, special_tokens=[token])
+    tok = Tokenizer(mode="byte", normalization=normalization)
+    with pytest.raises(SpecialTokenError, match=re.escape(message)):
+        tok.add_special_tokens([token])
+    assert tok.special_tokens == {}
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"merges": [("a", "b", "c")]}, "merge 0 is ('a', 'b', 'c')"),
+        ({"merges": ["ab"]}, "merge 0 is 'ab'"),
+        ({"merges": None}, "merges must be a sequence"),
+        ({"byte_fallback": "no"}, "byte_fallback must be True or False, not 'no'"),
+        ({"base_tokens": ["\ud800", "a"]}, "is a lone surrogate"),
+    ],
+)
+def test_a_model_given_by_hand_is_checked_item_by_item(options, message):
+    arguments = {"mode": "char", "base_tokens": "abcd", "merges": [("a", "b")], **options}
+    with pytest.raises((TypeError, ValueError), match=re.escape(message)):
+        Tokenizer(**arguments)
 
 
 def test_cli_special_is_one_token_per_flag_value(tmp_path):
