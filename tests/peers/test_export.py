@@ -322,6 +322,20 @@ def test_a_rebuilt_value_is_refused_for_tiktoken(tmp_path):
     assert not (tmp_path / "t.tiktoken").exists()
 
 
+def test_special_tokens_where_one_begins_another_are_refused_for_tiktoken_but_fine_for_hf(tmp_path):
+    # bytepair takes the longest special token at a place; tiktoken tries them in a hash map's
+    # order, so "<a><b>" may come out as "<a>" and text
+    tokenizer = hand_made(("a", "b"))
+    tokenizer.add_special_tokens(["<a>", "<a><b>"])
+    assert tokenizer.encode("<a><b>", allowed_special="all") == [tokenizer.special_tokens["<a><b>"]]
+    with pytest.raises(FormatError, match="special tokens '<a>' and '<a><b>': the first begins the second"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+    assert not (tmp_path / "t.tiktoken").exists()
+    tokenizer.save_pretrained(tmp_path / "hf")
+    hf = tokenizers.Tokenizer.from_file(str(tmp_path / "hf" / "tokenizer.json"))
+    assert hf.encode("<a><b>x<a>").ids == tokenizer.encode("<a><b>x<a>", allowed_special="all")
+
+
 def test_a_token_that_replay_cannot_reach_is_refused_for_tiktoken_but_fine_for_hf(tmp_path):
     tokenizer = hand_made(("a", "a"), ("a", "aa"))
     ranks = {value: i for i, value in enumerate(tokenizer.model.token_bytes)}

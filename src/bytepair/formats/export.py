@@ -70,6 +70,16 @@ def _check_tiktoken(tokenizer):
             f"tiktoken does not normalize text, and this tokenizer applies {tokenizer.normalization!r}; "
             "ids would differ on unnormalized text. Train without normalization to export to tiktoken"
         )
+    # tiktoken tries its special tokens in a hash map's order, so of two that start at the same
+    # place either may win; bytepair takes the longest
+    tokens = sorted(tokenizer.special_tokens)
+    for shorter, longer in zip(tokens, tokens[1:]):
+        if longer.startswith(shorter):
+            raise FormatError(
+                f"special tokens {shorter!r} and {longer!r}: the first begins the second, and tiktoken "
+                "matches special tokens in no fixed order (bytepair takes the longest), so ids could "
+                "differ; rename one to export to tiktoken (save_pretrained keeps bytepair's ids)"
+            )
 
 
 def write_ranks(ranks: Mapping[bytes, int], path: str | os.PathLike) -> None:
