@@ -614,6 +614,12 @@ def _render(source, messages, add_generation_prompt, context):
     except jinja2.TemplateError as error:
         # raise_exception(...) and undefined names land here: the template rejected the input.
         raise ChatTemplateError(f"chat template failed to render: {error}") from None
+    except (ArithmeticError, TypeError, ValueError, LookupError, AttributeError, RecursionError) as error:
+        # the template's own Python went wrong ({{ 1/0 }}, {{ content + 5 }}, a macro calling itself)
+        raise ChatTemplateError(
+            f"chat template failed to render: {type(error).__name__}: {error}; fix the template "
+            "or the values it is given"
+        ) from None
 
 
 # --- which text came from the caller: markers around every caller string --------------------

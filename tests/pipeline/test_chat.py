@@ -428,6 +428,20 @@ def test_custom_template_protects_token_variables_and_given_special_tokens():
     assert render_chat([{"role": "user", "content": "x"}], template, bos_token="<s>") == "<s>x[END]"
 
 
+@pytest.mark.parametrize(
+    ("template", "error"),
+    [
+        ("{{ 1/0 }}", "ZeroDivisionError"),
+        ("{{ messages[0].content + 5 }}", "TypeError"),
+        ("{% macro f() %}{{ f() }}{% endmacro %}{{ f() }}", "RecursionError"),
+        ("{% for i in range(10**9) %}x{% endfor %}", "OverflowError"),
+    ],
+)
+def test_python_errors_inside_a_template_are_chat_template_errors(template, error):
+    with pytest.raises(ChatTemplateError, match=f"chat template failed to render: {error}"):
+        render_chat(SEED_MESSAGES, template)
+
+
 def test_jinja_syntax_error_reports_the_line():
     template = "{% for m in messages %}\n{{ m.content }\n{% endfor %}"
     with pytest.raises(ChatTemplateError, match="line 2") as caught:
