@@ -280,6 +280,10 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     """
     if max_length is not None and (not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1):
         raise ChatTemplateError(f"max_length must be a positive integer or None, not {max_length!r}")
+    if isinstance(conversations, (str, dict)) or not hasattr(conversations, "__iter__"):
+        raise ChatTemplateError(
+            f"conversations must be a list of conversations (each a list of messages), not {type(conversations).__name__}"
+        )
     batch = {"input_ids": [], "attention_mask": [], "labels": []}
     for index, messages in enumerate(conversations):
         encoded = apply_chat_template(

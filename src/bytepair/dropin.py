@@ -158,6 +158,8 @@ class DropInMixin:
         Raises ``SpecialTokenError`` (also a ``KeyError``, as tiktoken raises) when it is not
         exactly one token.
         """
+        if not isinstance(text_or_bytes, (str, bytes, bytearray, memoryview)):
+            raise TypeError(f"encode_single_token takes a str or bytes, not {type(text_or_bytes).__name__}")
         value = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
         token_id = self._ids_by_bytes().get(value)
         if token_id is None:
@@ -208,13 +210,13 @@ class DropInMixin:
         for tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
         if num_threads is not None:
             check_num_threads(num_threads)
-        return [self.decode(ids, errors=errors) for ids in batch]
+        return [self.decode(ids, errors=errors) for ids in _sequence(batch, "batch must be a list of id sequences")]
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None) -> list[bytes]:
         """``[decode_bytes(ids) for ids in batch]`` (tiktoken); ``num_threads`` as in ``decode_batch``."""
         if num_threads is not None:
             check_num_threads(num_threads)
-        return [self.decode_bytes(ids) for ids in batch]
+        return [self.decode_bytes(ids) for ids in _sequence(batch, "batch must be a list of id sequences")]
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (non-special) token, sorted (tiktoken)."""
@@ -409,7 +411,7 @@ class DropInMixin:
         ``split_special_tokens=True`` for untrusted text.
         """
         single = isinstance(text, str)
-        texts = [text] if single else list(text)
+        texts = [text] if single else _sequence(text, "text must be a str or a list of str")
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("text must be a str or a list of str")
         allowed = frozenset() if split_special_tokens else "all"
@@ -630,6 +632,14 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
         spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
         position += len(piece)
     return spans
+
+
+def _sequence(value, what):
+    # list(None) would say "'NoneType' object is not iterable" from inside bytepair
+    try:
+        return list(value)
+    except TypeError:
+        raise TypeError(f"{what}, not {type(value).__name__}") from None
 
 
 def _check_length(name, value, minimum=0):

@@ -432,7 +432,7 @@ class Tokenizer(DropInMixin):
         other on the calling thread (the same ids, at ``encode``'s speed).
         """
         threads = check_num_threads(num_threads)
-        texts = [self._normalized(t) for t in texts]
+        texts = [self._normalized(t) for t in text_list(texts)]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
@@ -466,7 +466,7 @@ class Tokenizer(DropInMixin):
         if dtype.name not in ("uint16", "uint32"):
             raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
         self._check_ids_fit(dtype)
-        texts = [self._normalized(t) for t in texts]
+        texts = [self._normalized(t) for t in text_list(texts)]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
@@ -685,3 +685,14 @@ def _rebuild_tokenizer(model, stages):
 def _resolve(pattern):
     """(name or None, regex or None) for a pattern name, a custom regex, or None."""
     return (None, None) if pattern is None else resolve_pattern(pattern)
+
+
+def text_list(texts, name="texts"):
+    """``texts`` as a list; one str (which would be taken character by character) or a
+    non-iterable is a TypeError saying what to pass."""
+    if isinstance(texts, str):
+        raise TypeError(f"{name} must be a list of texts, not one str; pass [text], or use encode for one text")
+    try:
+        return list(texts)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of texts, not {type(texts).__name__}") from None

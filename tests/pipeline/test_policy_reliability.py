@@ -466,6 +466,36 @@ def test_decode_batch_checks_num_threads_as_encode_batch_does(threads):
         tokenizer.decode_bytes_batch([[1]], num_threads=threads)
 
 
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda tok: tok(None), "text must be a str or a list of str, not NoneType"),
+        (lambda tok: tok.encode_batch(None), "texts must be a list of texts, not NoneType"),
+        (lambda tok: tok.encode_batch("hello"), "not one str; pass [text]"),
+        (lambda tok: tok.encode_batch_to_array("hello"), "not one str; pass [text]"),
+        (lambda tok: tok.decode_batch(None), "batch must be a list of id sequences, not NoneType"),
+        (lambda tok: tok.encode_single_token(None), "takes a str or bytes, not NoneType"),
+    ],
+)
+def test_a_batch_call_given_none_or_one_str_names_what_it_takes(call, message):
+    # one str would be taken character by character; None failed deep inside
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=260)
+    with pytest.raises(TypeError, match=re.escape(message)):
+        call(tok)
+
+
+def test_encode_conversations_given_none_is_a_chat_template_error():
+    from bytepair.chat import encode_conversations
+    from bytepair.errors import ChatTemplateError
+
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=260)
+    with pytest.raises(
+        ChatTemplateError,
+        match=re.escape("conversations must be a list of conversations (each a list of messages), not NoneType"),
+    ):
+        encode_conversations(tok, None, template="chatml")
+
+
 # --- 9. files that cannot be tokenizers or texts: one line, no traceback -------------------------
 
 
