@@ -335,6 +335,30 @@ def test_save_and_load_give_equal_weights(tmp_path, trained):
     assert not list(tmp_path.glob("copy/.*.tmp")), "no temporary file is left behind"
 
 
+def test_train_and_eval_read_encode_corpus_shards_as_compare_does(prepared, tmp_path):
+    # an encode-corpus folder (a tokenizer file beside it, documents with end-of-text tokens)
+    from bytepair.datasets.corpus import encode_corpus
+
+    tokenizer = bytepair.train(corpus_text(), mode="byte", vocab_size=300, special_tokens=["<|endoftext|>"])
+    tokenizer.save(tmp_path / "tok.json")
+    documents = [corpus_text()[k : k + 500] for k in range(0, 6000, 500)]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), "utf-8")
+    encode_corpus(
+        [tmp_path / "docs.jsonl"],
+        str(tmp_path / "tok.json"),
+        tmp_path / "shards",
+        val_fraction=0.3,
+        progress=False,
+        log=None,
+    )
+    result = gpt.train(
+        tmp_path / "shards", tmp_path / "run", max_steps=3, eval_interval=3, progress=False, **TINY, **TINY_RECIPE
+    )
+    again = gpt.evaluate_checkpoint(tmp_path / "run", tmp_path / "shards", eval_characters=100_000)
+    assert (again.characters, again.bytes) == (result.validation.characters, result.validation.bytes)
+    assert again.bits_per_character == pytest.approx(result.validation.bits_per_character)
+
+
 def test_resuming_continues_from_the_saved_step(prepared, tmp_path):
     data = prepared[0] / "encoded_bpe"
     first = gpt.train(data, tmp_path / "run", max_steps=3, eval_interval=2, progress=False, **TINY, **TINY_RECIPE)

@@ -74,8 +74,14 @@ def register(subparsers) -> None:
     _add_compare(commands)
 
 
-def _add_common(parser, *, progress=True):
+def _add_common(parser, *, progress=True, vocab_dir=True):
     parser.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
+    if vocab_dir:
+        parser.add_argument(
+            "--vocab-dir",
+            default=None,
+            help="folder of published vocabularies, for encode-corpus outputs made with one (gpt2, ...)",
+        )
     if progress:
         parser.add_argument(
             "--progress",
@@ -90,9 +96,12 @@ def _add_train(commands):
         "train",
         help="train a GPT on one prepared folder",
         formatter_class=HelpFormatter,
-        description="Train a GPT on DATA (a folder with meta.json, e.g. prepared/encoded_bpe).",
+        description="Train a GPT on DATA (a folder with meta.json, e.g. prepared/encoded_bpe, or an "
+        "encode-corpus output with a val split).",
     )
-    parser.add_argument("data", metavar="DATA", help="prepared folder with meta.json and train/val .bin files")
+    parser.add_argument(
+        "data", metavar="DATA", help="prepared folder with meta.json and train/val .bin files, or encode-corpus's"
+    )
     parser.add_argument(
         "--out", default=None, help="checkpoint folder (default: checkpoints/<kind> for encoded_<kind>)"
     )
@@ -135,7 +144,9 @@ def _add_eval(commands):
         "eval", help="bits per character and per byte of a checkpoint on a split", formatter_class=HelpFormatter
     )
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="checkpoint folder or .pt file")
-    parser.add_argument("data", metavar="DATA", help="prepared folder (the one the checkpoint was trained on)")
+    parser.add_argument(
+        "data", metavar="DATA", help="prepared or encode-corpus folder (one with the checkpoint's tokenizer)"
+    )
     parser.add_argument("--split", choices=("train", "val", "test"), default="val", help="which split")
     parser.add_argument(
         "--eval-characters", type=characters_or_all, default="all", help="characters to evaluate, or 'all'"
@@ -157,7 +168,7 @@ def _add_sample(commands):
         "--top-k", type=int, default=None, help="sample among the k likeliest tokens only (default: all; 1 = greedy)"
     )
     parser.add_argument("--seed", type=int, default=1337, help="sampling seed")
-    _add_common(parser, progress=False)
+    _add_common(parser, progress=False, vocab_dir=False)
     parser.set_defaults(run=_run_sample)
 
 
@@ -210,11 +221,6 @@ def _add_compare(commands):
         default=100_000,
         help="validation and test characters evaluated (the same for every model), or 'all'",
     )
-    parser.add_argument(
-        "--vocab-dir",
-        default=None,
-        help="folder of published vocabularies, for encode-corpus outputs made with one (gpt2, ...)",
-    )
     parser.add_argument("--overwrite", action="store_true", help="replace existing checkpoints in --out")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
     _add_common(parser)
@@ -235,6 +241,7 @@ def _run_train(args) -> int:
         resume=args.resume,
         device=args.device,
         progress=args.progress,
+        vocab_dir=args.vocab_dir,
     )
     print(f"model: {result.model_config.to_dict()}")
     print(f"recipe: {result.config.to_dict()}")
@@ -260,6 +267,7 @@ def _run_eval(args) -> int:
         eval_characters=args.eval_characters,
         batch_size=args.batch_size,
         device=args.device,
+        vocab_dir=args.vocab_dir,
     )
     if args.json:
         print(json.dumps({"split": args.split, **result.to_dict()}, indent=2))

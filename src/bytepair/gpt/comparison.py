@@ -36,9 +36,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bytepair._io import write_atomic, write_text_atomic
+from bytepair.datasets.shards import META_FORMAT
 from bytepair.errors import TokenIdError
 from bytepair.gpt.checkpoint import checkpoint_file
-from bytepair.gpt.data import aligned_spans, load_encoded, load_shards
+from bytepair.gpt.data import aligned_spans, load_data
 from bytepair.gpt.errors import (
     CheckpointError,
     GPTSettingError,
@@ -66,7 +67,6 @@ TIMED_STEPS = 3
 # Bytes decoded at the start of every split of every input to check that they hold the same text
 # (counts alone would pass two different texts of equal length).
 CHECKED_PREFIX_BYTES = 1 << 16
-SHARDS_FORMAT = "bytepair-shards/1"
 PERPLEXITY_NOTE = (
     "per-token perplexity does not compare across tokenizers (a token covers more or less "
     "text); compare bits per byte or per character"
@@ -393,13 +393,7 @@ def _tokenization_folders(folder: Path) -> list:
 
 
 def _load(folder: Path, vocab_dir):
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
-        meta = None  # load_encoded says what is wrong with it
-    if isinstance(meta, dict) and meta.get("format") == SHARDS_FORMAT:
-        return load_shards(folder, vocab_dir=vocab_dir)
-    return load_encoded(folder)
+    return load_data(folder, vocab_dir=vocab_dir)
 
 
 def _split_sizes(data) -> dict:
@@ -426,7 +420,7 @@ def _names(datasets) -> list:
 def _name_levels(data) -> list:
     folder = data.folder.resolve()
     meta = _meta_of(data.folder)
-    if meta.get("format") == SHARDS_FORMAT:
+    if meta.get("format") == META_FORMAT:
         base, parent = _safe(Path(str(meta.get("tokenizer"))).stem.removesuffix(".bytepair")), folder.name
     else:
         kind = folder.name.removeprefix("encoded_")

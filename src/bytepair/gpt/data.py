@@ -101,7 +101,8 @@ class EncodedData:
         if name not in self.splits:
             raise PreparedDataError(
                 f"{str(self.folder)!r} has no {name!r} split (it has {sorted(self.splits)!r}); "
-                "run `bytepair prepare` again to write all three splits"
+                "run `bytepair prepare` again to write all three splits (encode-corpus: give "
+                "--val-fraction or --val-documents for a 'val' split)"
             )
         return self.splits[name]
 
@@ -125,6 +126,27 @@ def load_tokenizer(path):
     import bytepair
 
     return bytepair.load(Path(path))
+
+
+def load_data(folder, *, vocab_dir=None) -> EncodedData:
+    """A folder ``bytepair prepare`` wrote (``load_encoded``) or ``bytepair encode-corpus`` wrote
+    (``load_shards``; ``vocab_dir`` finds a published vocabulary it names), told apart by its
+    ``meta.json``'s format; what ``gpt train``, ``eval`` and ``compare`` read.
+
+    Example:
+        >>> load_data("out", vocab_dir="vocab/").split("val").tokens  # doctest: +SKIP
+        1234567
+    """
+    from bytepair.datasets.shards import META_FORMAT
+
+    folder = Path(folder)
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        meta = None  # load_encoded says what is wrong with it
+    if isinstance(meta, dict) and meta.get("format") == META_FORMAT:
+        return load_shards(folder, vocab_dir=vocab_dir)
+    return load_encoded(folder)
 
 
 def load_encoded(folder) -> EncodedData:

@@ -130,9 +130,10 @@ def evaluate_span(model, ids, span: Span, *, batch_size=32, device="cpu", specia
 
 
 def evaluate_checkpoint(
-    checkpoint, data_dir, *, split="val", eval_characters=None, batch_size=32, device=None
+    checkpoint, data_dir, *, split="val", eval_characters=None, batch_size=32, device=None, vocab_dir=None
 ) -> Evaluation:
-    """Load a checkpoint and evaluate it on a split of a prepared folder.
+    """Load a checkpoint and evaluate it on a split of a prepared folder, or of an
+    ``encode-corpus`` folder (``vocab_dir`` finds a published vocabulary it names).
 
     ``eval_characters``: evaluate the first N characters of the split (after its first token),
     or the whole split with ``None``.
@@ -144,11 +145,11 @@ def evaluate_checkpoint(
     Raises ``FingerprintMismatchError`` when the checkpoint was trained with another tokenizer.
     """
     from bytepair.gpt.checkpoint import load_checkpoint, restore_model
-    from bytepair.gpt.data import load_encoded
+    from bytepair.gpt.data import load_data
     from bytepair.gpt.model import resolve_device
 
     device = resolve_device(device)
-    data = load_encoded(data_dir)
+    data = load_data(data_dir, vocab_dir=vocab_dir)
     saved = load_checkpoint(checkpoint, tokenizer_fingerprint=data.fingerprint)
     model = restore_model(saved).to(device)
     stream = data.split(split)

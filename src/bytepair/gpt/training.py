@@ -22,7 +22,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_model, save_checkpoint
-from bytepair.gpt.data import EncodedData, aligned_spans, load_encoded, sample_batch
+from bytepair.gpt.data import EncodedData, aligned_spans, load_data, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
 from bytepair.gpt.model import GPT, GPTConfig, resolve_device, settings_from_dict
@@ -291,8 +291,11 @@ def train(
     resume=False,
     device=None,
     progress=None,
+    vocab_dir=None,
 ) -> TrainResult:
-    """Train a GPT on ``data_dir`` (a folder with ``meta.json``) and checkpoint it in ``out_dir``.
+    """Train a GPT on ``data_dir`` (a folder with ``meta.json``: ``prepare``'s, or
+    ``encode-corpus``'s with a 'val' split, ``vocab_dir`` finding a published vocabulary it
+    names) and checkpoint it in ``out_dir``.
 
     Settings left at ``None`` take the defaults of ``GPTConfig``/``TrainConfig`` (128 context,
     128 dims, 4 heads, 4 layers; 2,000 steps of 32 windows, lr 1e-3 -> 1e-4), or, with
@@ -310,7 +313,7 @@ def train(
     ``out_dir``) and refuses to resume one trained with another tokenizer.
     """
     device = resolve_device(device)
-    data = load_encoded(data_dir)
+    data = load_data(data_dir, vocab_dir=vocab_dir)
     checkpoint = checkpoint_file(out_dir if out_dir is not None else default_out_dir(data_dir))
     model_settings = _given(
         block_size=block_size,
