@@ -138,6 +138,17 @@ def test_wikitext_slice_side_by_side_in_chromium(tmp_path, cl100k, trained, wiki
         assert shown == "".join(f"\\x{b:02x}" for b in tail)
 
 
+@pytest.mark.slow
+@needs_chromium
+def test_a_nul_character_shows_as_its_symbol_in_chromium(tmp_path):
+    # a browser drops a raw U+0000 from the page's text, and &#0; would be U+FFFD
+    tok = bytepair.train("a b c\x00 d " * 50, mode="byte", vocab_size=270)
+    text = "a\x00b c\x00\x00 d"
+    panels = rendered_panels(view_page(text, [("t", tok)]), tmp_path)
+    assert panels[0]["ids"] == tok.encode(text)
+    assert "".join(panels[0]["texts"]) == text.replace("\x00", "\u2400")
+
+
 @pytest.mark.data
 @pytest.mark.slow
 @needs_chromium

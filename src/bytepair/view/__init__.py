@@ -19,7 +19,8 @@ character belongs to the token that holds its last byte.** So
     - the token that completes the character shows the whole character, also dashed;
     - a token inside one character (neither starting nor completing one) has
       ``data-start == data-end`` and no text, only its escapes.
-The spans' texts, in order, concatenate to exactly the text.
+The spans' texts, in order, concatenate to exactly the text, except that U+0000, which HTML
+cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀").
 
 Example:
     >>> import bytepair
@@ -42,6 +43,7 @@ from ..errors import BytepairError, ViewError
 from ..normalize import normalize
 
 # Pastel backgrounds that keep black text readable; neighbours never share a colour.
+NUL_SHOWN = "\u2400"  # what a span shows for U+0000 (see the module docstring)
 COLOURS = ("#fde2a7", "#c7e9c0", "#c6dbef", "#fcbba1", "#dadaeb", "#d9f0d3", "#fdd0e8")
 
 
@@ -196,7 +198,8 @@ def _escapes(data):
 
 def _text(piece):
     # subtle: the HTML parser turns a raw CR (and CR LF) into LF; a character reference keeps it.
-    return _e(piece).replace("\r", "&#13;")
+    # U+0000 has no form in HTML (a browser drops it, &#0; is U+FFFD): it shows as U+2400.
+    return _e(piece).replace("\r", "&#13;").replace("\x00", NUL_SHOWN)
 
 
 def _e(value):
