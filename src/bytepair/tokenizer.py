@@ -463,8 +463,6 @@ class Tokenizer(DropInMixin):
         """
         threads = check_num_threads(num_threads)
         dtype = np.dtype(dtype or self.array_dtype)
-        if dtype.name not in ("uint16", "uint32"):
-            raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
         self._check_ids_fit(dtype)
         texts = [self._normalized(t) for t in text_list(texts)]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
@@ -494,6 +492,8 @@ class Tokenizer(DropInMixin):
         return "uint16" if self.vocab_size <= 2**16 else "uint32"
 
     def _check_ids_fit(self, dtype):
+        if dtype.name not in ("uint16", "uint32"):
+            raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
         if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
             raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
 

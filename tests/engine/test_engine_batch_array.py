@@ -66,6 +66,8 @@ def test_bad_arguments_are_refused():
     tokenizer = TOKENIZERS["byte gpt2"]
     with pytest.raises(ValueError, match="dtype must be uint16 or uint32"):
         tokenizer.encode_batch_to_array(["a"], dtype="int64")
+    with pytest.raises(ValueError, match="^dtype must be uint16 or uint32, not float64$"):  # the caller's name
+        tokenizer.encode_to_array("a", dtype="float64")
     with pytest.raises(ValueError, match="num_threads"):
         tokenizer.encode_batch_to_array(["a"], num_threads=0)
     with pytest.raises(TypeError, match="text must be a str"):
