@@ -119,12 +119,7 @@ def check_output_file(path, inputs=(), *, flag="-o", example="tokenizer.bytepair
                 f"{flag} {str(path)!r} is also an input ({str(source)!r}); writing it would replace what is "
                 "read, so give another file name"
             )
-    parent = path.parent if str(path.parent) else Path(".")
-    existing = next((p for p in (parent, *parent.parents) if p.exists()), Path("."))
-    if not existing.is_dir():
-        raise UsageError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise UsageError(f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable")
+    _check_makeable(path, path.parent if str(path.parent) else Path("."), flag)
 
 
 def check_output_folder(path, flag="-o"):
@@ -133,7 +128,12 @@ def check_output_folder(path, flag="-o"):
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r} is a file; give a folder (it is made if missing)")
-    existing = next((p for p in (path, *path.parents) if p.exists()), Path("."))
+    _check_makeable(path, path, flag)
+
+
+def _check_makeable(path, folder, flag):
+    # the nearest existing folder at or above `folder` must be a folder we may write in
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
     if not existing.is_dir():
         raise UsageError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
     if not os.access(existing, os.W_OK | os.X_OK):
