@@ -420,7 +420,18 @@ def _ids_file(name):
 
 
 def _id_words(raw):
-    return raw.replace(",", " ").replace("[", " ").replace("]", " ").split()
+    """The ids of ``15339 1917``, ``15339, 1917`` or a JSON list ``[15339, 1917]`` (what
+    ``encode --json`` prints); a list that is not flat JSON (``[1, [2]]``, ``[1, 2,``) is an error."""
+    text = raw.strip()
+    if not text.startswith("["):
+        return text.replace(",", " ").split()
+    try:
+        ids = json.loads(text)
+    except ValueError as error:
+        raise UsageError(f"the ids start like a JSON list but are not one ({error}); give [1, 2, 3] or 1 2 3") from None
+    if not isinstance(ids, list) or any(isinstance(i, (list, dict)) for i in ids):
+        raise UsageError("the ids must be one flat list, e.g. [1, 2, 3]; decode each list of a batch on its own")
+    return ids
 
 
 _ID_WORD = re.compile(r"-?[0-9]+")

@@ -169,6 +169,9 @@ def test_standard_input_is_read_as_a_file_is_line_endings_kept(files):
         (["--ids", "1_0"], "'1_0', not a token id"),
         (["١٢"], "'١٢', not a token id"),
         (["{bin}"], "a raw .bin holds no dtype"),
+        (["--ids", "[1, [2, 3]]"], "the ids must be one flat list"),
+        (["--ids", "[1, 2,"], "the ids start like a JSON list but are not one"),
+        (["--ids", "[true]"], "'True', not a token id"),
     ],
 )
 def test_decode_refuses_what_only_looks_like_ids(files, tmp_path, capsys, args, message):
