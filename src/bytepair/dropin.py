@@ -210,13 +210,13 @@ class DropInMixin:
         for tiktoken's signature; decoding is a table lookup and runs on the calling thread."""
         if num_threads is not None:
             check_num_threads(num_threads)
-        return [self.decode(ids, errors=errors) for ids in _sequence(batch, "batch must be a list of id sequences")]
+        return [self.decode(ids, errors=errors) for ids in listed(batch, "batch must be a list of id sequences")]
 
     def decode_bytes_batch(self, batch: Iterable[Iterable[int]], *, num_threads: int | None = None) -> list[bytes]:
         """``[decode_bytes(ids) for ids in batch]`` (tiktoken); ``num_threads`` as in ``decode_batch``."""
         if num_threads is not None:
             check_num_threads(num_threads)
-        return [self.decode_bytes(ids) for ids in _sequence(batch, "batch must be a list of id sequences")]
+        return [self.decode_bytes(ids) for ids in listed(batch, "batch must be a list of id sequences")]
 
     def token_byte_values(self) -> list[bytes]:
         """The bytes of every ordinary (non-special) token, sorted (tiktoken)."""
@@ -337,10 +337,7 @@ class DropInMixin:
         rows = [row.tolist() if hasattr(row, "tolist") else row for row in rows]
         if rows and isinstance(rows[0], int):
             rows = [rows]  # one sequence, which transformers decodes as a batch of one
-        if not skip_special_tokens:
-            return [self.decode(ids) for ids in rows]
-        special = set(self.special_tokens.values())
-        return [self.decode([token for token in ids if token not in special]) for ids in rows]
+        return [self.decode(ids, skip_special_tokens=skip_special_tokens) for ids in rows]
 
     def __len__(self) -> int:
         """The number of tokens, as ``len(hf_tokenizer)`` counts them: special tokens included,
@@ -411,7 +408,7 @@ class DropInMixin:
         ``split_special_tokens=True`` for untrusted text.
         """
         single = isinstance(text, str)
-        texts = [text] if single else _sequence(text, "text must be a str or a list of str")
+        texts = [text] if single else listed(text, "text must be a str or a list of str")
         if not all(isinstance(t, str) for t in texts):
             raise TypeError("text must be a str or a list of str")
         allowed = frozenset() if split_special_tokens else "all"
@@ -634,8 +631,9 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
     return spans
 
 
-def _sequence(value, what):
-    # list(None) would say "'NoneType' object is not iterable" from inside bytepair
+def listed(value, what):
+    """``list(value)``, or a TypeError ``"{what}, not <type>"`` (``list(None)`` would say
+    "'NoneType' object is not iterable" from inside bytepair)."""
     try:
         return list(value)
     except TypeError:

@@ -392,10 +392,7 @@ class SentencePieceTokenizer(Tokenizer):
         ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8;
         ``skip_special_tokens`` as in ``Tokenizer.decode``.
         """
-        ids = self._checked_ids(ids)
-        if skip_special_tokens:
-            special = set(self._special_tokens.values())
-            ids = [token_id for token_id in ids if token_id not in special]
+        ids = self._without_special(ids) if skip_special_tokens else self._checked_ids(ids)
         size = self._sp.size
         for position, token_id in enumerate(ids):
             if not 0 <= token_id < size:

@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _engine, artifact
-from .dropin import DropInMixin
+from .dropin import DropInMixin, listed
 from .errors import (
     ArtifactError,
     DisallowedSpecialTokenError,
@@ -561,8 +561,7 @@ class Tokenizer(DropInMixin):
         tensor; ``skip_special_tokens=True`` leaves special tokens out (as transformers does).
         """
         if skip_special_tokens:
-            special = set(self._special_tokens.values())
-            ids = [token_id for token_id in self._checked_ids(ids) if token_id not in special]
+            ids = self._without_special(ids)
         data = self._decoder.decode_bytes(ids)
         return (self._decode_checked(ids) if data is None else data).decode("utf-8", errors=errors)
 
@@ -595,6 +594,11 @@ class Tokenizer(DropInMixin):
 
     def _checked_ids(self, ids):
         return checked_ids(ids)
+
+    def _without_special(self, ids):
+        """The ids, checked, without the special tokens' (``decode(skip_special_tokens=True)``)."""
+        special = set(self._special_tokens.values())
+        return [token_id for token_id in self._checked_ids(ids) if token_id not in special]
 
     def _holes_note(self):
         return ", some unused" if any(v is None for v in self._decode_table) else ""
@@ -692,7 +696,4 @@ def text_list(texts, name="texts"):
     non-iterable is a TypeError saying what to pass."""
     if isinstance(texts, str):
         raise TypeError(f"{name} must be a list of texts, not one str; pass [text], or use encode for one text")
-    try:
-        return list(texts)
-    except TypeError:
-        raise TypeError(f"{name} must be a list of texts, not {type(texts).__name__}") from None
+    return listed(texts, f"{name} must be a list of texts")

@@ -357,7 +357,7 @@ def _open_all(data, vocab_dir):
                 found.append(one)
     datasets, skipped = [], []
     for folder in found:
-        loaded = _load(folder, vocab_dir)
+        loaded = load_data(folder, vocab_dir=vocab_dir)
         twin = next((other for other in datasets if other.fingerprint == loaded.fingerprint), None)
         if twin is not None and _split_sizes(twin) == _split_sizes(loaded):
             skipped.append((folder, twin))  # e.g. the char baselines of two prepared folders
@@ -390,10 +390,6 @@ def _tokenization_folders(folder: Path) -> list:
         f"{str(folder)!r} has no meta.json and no encoded_bpe/meta.json; give a folder written by "
         "`bytepair prepare` (or one of its encoded_*/ folders) or by `bytepair encode-corpus`"
     )
-
-
-def _load(folder: Path, vocab_dir):
-    return load_data(folder, vocab_dir=vocab_dir)
 
 
 def _split_sizes(data) -> dict:
