@@ -461,6 +461,50 @@ def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     assert original is not None
 
 
+def test_a_run_stopped_by_a_bad_document_resumes_with_skip_bad(tokenizer, tmp_path):
+    corpus, _ = _big_corpus(tmp_path, 3000)
+    with open(corpus, "a", encoding="utf-8") as file:
+        file.write("{not json\n")
+        file.writelines(json.dumps({"text": f"after the bad line {n}"}) + "\n" for n in range(50))
+    options = {"shard_tokens": 2000, "val_fraction": 0.1, "seed": 3, "chunk_bytes": 4000}
+    reference = encode_corpus([corpus], tokenizer, tmp_path / "ref", skip_bad=True, **quiet(**options))
+    lines = []
+    with pytest.raises(DocumentError, match="line 3001"):
+        encode_corpus([corpus], tokenizer, tmp_path / "out", progress=False, log=lines.append, **options)
+    partial = tmp_path / ".out.partial"
+    kept = sorted(partial.glob("*.bin"))
+    assert kept, "shards were complete before the bad line"
+    assert lines == [
+        f"{len(kept)} complete shard(s) kept in {partial}: add --resume --skip-bad (resume=True, skip_bad=True) "
+        "to go on past bad documents from there, or fix the input and run again without --resume to start over"
+    ]
+    lines = []
+    resumed = encode_corpus(
+        [corpus], tokenizer, tmp_path / "out", resume=True, skip_bad=True, progress=False, log=lines.append, **options
+    )
+    assert lines[0] == f"resuming: {len(kept)} complete shard(s) kept in {partial}"
+    assert resumed["splits"] == reference["splits"]
+    assert resumed["documents"] == reference["documents"]
+    for shard in (s for split in reference["splits"].values() for s in split["shards"]):
+        assert (tmp_path / "out" / shard["file"]).read_bytes() == (tmp_path / "ref" / shard["file"]).read_bytes()
+
+
+def test_a_run_that_skipped_bad_documents_is_not_resumed_without_skip_bad(tokenizer, tmp_path):
+    corpus, _ = _big_corpus(tmp_path, 300)
+    import bytepair.datasets.corpus as corpus_module
+
+    original = corpus_module.encode_documents
+    corpus_module.encode_documents = lambda *args, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, skip_bad=True, **quiet())
+    finally:
+        corpus_module.encode_documents = original
+    # its shards may lack documents it skipped, which a run without skip_bad would not count
+    with pytest.raises(UsageError, match="options differ"):
+        encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, resume=True, **quiet())
+
+
 @pytest.mark.slow
 @pytest.mark.data
 @needs_vocab

@@ -382,7 +382,7 @@ def _add_encode_corpus(subparsers):
     parser.add_argument(
         "--resume",
         action="store_true",
-        help="continue an interrupted run of the same command after its last complete shard",
+        help="continue an interrupted run of the same command after its last complete shard (after a bad document: with --skip-bad)",
     )
     parser.add_argument(
         "--skip-bad", action="store_true", help="skip (and count) bad documents instead of stopping at the first"

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bytepair.errors import PreparedDataError, UsageError
+from bytepair.errors import DocumentError, PreparedDataError, UsageError
 from bytepair.normalize import normalize
 
 from .._io import write_text_atomic
@@ -107,8 +107,9 @@ def encode_corpus(
     - ``val_fraction`` (each document goes to val with this probability) or ``val_documents``
       (exactly this many, drawn among all; reads the inputs twice), with ``seed``.
     - ``shard_tokens``: at most this many tokens per shard; default one file per split.
-    - ``resume``: continue an interrupted run of the same command; ``skip_bad``: skip bad
-      documents (counted) instead of stopping at the first.
+    - ``resume``: continue an interrupted run of the same command (or one stopped by a bad
+      document, with ``skip_bad`` now on); ``skip_bad``: skip bad documents (counted) instead of
+      stopping at the first.
 
     Raises ``UsageError`` for bad options, ``DocumentError`` for a bad document (file and line),
     ``MissingDependencyError`` when an input needs pyarrow or zstandard.
@@ -221,14 +222,11 @@ def run_encoding(
             pipeline.run()
             for writer in writers.values():
                 writer.finish()
-        except BaseException:
+        except BaseException as error:
             for writer in writers.values():
                 writer.discard()
-            if log is not None and isinstance(sys.exc_info()[1], KeyboardInterrupt):
-                kept = sum(len(w.shards) for w in writers.values())
-                log(
-                    f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue"
-                )
+            if log is not None:
+                log(_kept_after(error, sum(len(w.shards) for w in writers.values()), partial))
             raise
         meta = _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
         text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
@@ -390,7 +388,7 @@ def _start(partial, out, run, resume, dtype, log):
             before = json.loads((partial / _shards.RUN).read_text(encoding="utf-8"))
         except ValueError:
             before = None
-        if before != run:
+        if _resumable_as(before) != run:
             changed = [
                 k
                 for k in ("fingerprint", "inputs", "options")
@@ -401,6 +399,8 @@ def _start(partial, out, run, resume, dtype, log):
                 "run the same command as before with --resume, or run without --resume to start over"
             )
         remove_stale(out, keep=[partial])
+        if before != run:  # resumed with skip_bad now on: what it resumes from is recorded
+            write_text_atomic(partial / _shards.RUN, json.dumps(run, indent=1) + "\n")
         done = _shards.resume_shards(partial, dtype)
         if log is not None:
             log(f"resuming: {sum(len(v) for v in done.values())} complete shard(s) kept in {partial}")
@@ -414,6 +414,32 @@ def _start(partial, out, run, resume, dtype, log):
     text = json.dumps(run, indent=1) + "\n"
     write_text_atomic(partial / _shards.RUN, text)
     return {}
+
+
+def _resumable_as(before):
+    """The recorded run ``before`` as a run may resume it: one that stopped at a bad document
+    (``skip_bad`` off) may go on with ``skip_bad`` on, since every document its kept shards hold
+    came before the bad one, and the documents are read again from the start either way (so the
+    skipped ones are all counted). The other way round is refused: documents skipped before
+    would go uncounted by a run that says it skips none."""
+    options = before.get("options") if isinstance(before, dict) else None
+    if isinstance(options, dict) and options.get("skip_bad") is False:
+        return {**before, "options": {**options, "skip_bad": True}}
+    return before
+
+
+def _kept_after(error, kept, partial):
+    """What a failed run leaves in ``partial`` and how to go on from it: one line."""
+    if isinstance(error, KeyboardInterrupt):
+        return (
+            f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue"
+        )
+    if isinstance(error, DocumentError):
+        return (
+            f"{kept} complete shard(s) kept in {partial}: add --resume --skip-bad (resume=True, skip_bad=True) "
+            "to go on past bad documents from there, or fix the input and run again without --resume to start over"
+        )
+    return f"{kept} complete shard(s) kept in {partial}; once the cause is fixed, run the same command with --resume to continue"
 
 
 class SplitChooser:
