@@ -187,6 +187,14 @@ def test_the_gpt_package_reads_the_layout(prepared):
     assert encoded.split("val").characters == result.splits["val"].characters
 
 
+def test_the_report_names_a_base_alphabet_in_char_mode_only(tmp_path):
+    texts = {"train": "the cat sat on the mat . \n" * 50, "val": "the mat . \n" * 5}
+    char = prepare(tmp_path / "char", texts=texts, vocab_size=30, log=None, progress=False)
+    byte = prepare(tmp_path / "byte", texts=texts, mode="byte", vocab_size=260, log=None, progress=False)
+    assert "base alphabet: 12 characters, from all splits" in char.report  # space . newline a c e h m n o s t
+    assert not [line for line in byte.report if "alphabet" in line]  # its base is the 256 bytes
+
+
 @pytest.mark.data
 def test_the_report_has_the_seeds_figures(prepared):
     _, _, result = prepared

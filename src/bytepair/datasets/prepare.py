@@ -183,7 +183,8 @@ def prepare(
                 tokenizer, tokenizer_name = resolve_tokenizer(tokenizer, vocab_dir)
         with timer("read"):
             resident = read_resident(sources, whole_split_chars)
-            needs_alphabet = char_baseline or tokenizer is None
+            # byte mode's base is the 256 bytes: its alphabet would be read and not used
+            needs_alphabet = char_baseline or (tokenizer is None and options.get("mode") == "char")
             normalization = tokenizer.normalization if tokenizer is not None else options.get("normalization")
             alphabet = base_alphabet(sources, resident, normalization, block_chars) if needs_alphabet else None
         for name, source in sources.items():
