@@ -173,7 +173,7 @@ def _run_train(args):
     started = time.perf_counter()
     first = []  # the first document, kept as read: standard input cannot be read twice
     tokenizer = train(_training_documents(sources, args, first), base_text=base_text, **options)
-    return _checked_and_saved(tokenizer, time.perf_counter() - started, first[0] if first else "", args.output)
+    return _checked_and_saved(tokenizer, time.perf_counter() - started, first[0] if first else "", args)
 
 
 def _run_train_ray(args):
@@ -201,7 +201,7 @@ def _run_train_ray(args):
         skip_bad=args.skip_bad,
         **options,
     )
-    return _checked_and_saved(tokenizer, time.perf_counter() - started, _first_document(sources, args), args.output)
+    return _checked_and_saved(tokenizer, time.perf_counter() - started, _first_document(sources, args), args)
 
 
 def _training_inputs(args):
@@ -232,17 +232,25 @@ def _first_document(sources, args):
     return next(_training_documents(sources, args), "")
 
 
-def _checked_and_saved(tokenizer, elapsed, first_document, output):
+def _checked_and_saved(tokenizer, elapsed, first_document, args):
     """Round-trips a fresh tokenizer on mixed text, saves it and reports; 1 if the round trip
     failed (the tokenizer is saved all the same, to be looked at). The check comes first, so
     that nothing is written when it raises."""
     sample = _round_trip_sample(tokenizer, first_document)
     ok = tokenizer.decode(tokenizer.encode_ordinary(sample)) == normalize(sample, tokenizer.normalization)
-    tokenizer.save(output)
+    tokenizer.save(args.output)
     print(f"trained {tokenizer.vocab_size} tokens in {elapsed:.2f}s ({len(tokenizer.merges)} merges)")
+    values = [bytes([b]) for b in range(256)] if tokenizer.mode == "byte" else list(tokenizer.base_tokens)
+    reached = len(set(values).union(left + right for left, right in tokenizer.merges))  # as vocab_size counts
+    if reached < args.vocab_size:
+        lower = " or a lower --min-frequency" if args.min_frequency > 1 else ""
+        print(
+            f"stopped at {reached:,} of the {args.vocab_size:,} tokens asked: no pair occurs "
+            f"{args.min_frequency} or more times (--min-frequency) any more; give more text{lower}"
+        )
     print(f"fingerprint {tokenizer.fingerprint}")
     print(f"round trip on mixed text: {'ok' if ok else 'FAILED'}")
-    print(f"saved {output}")
+    print(f"saved {args.output}")
     return 0 if ok else 1
 
 

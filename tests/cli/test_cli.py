@@ -75,6 +75,21 @@ def test_train_reads_json_lines_folders_and_any_text_file_as_encode_corpus_does(
     assert bp.load(out).fingerprint == expected.fingerprint
 
 
+def test_train_says_when_it_stops_below_the_vocabulary_size_asked(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("hello world hello there", encoding="utf-8")
+    # "hello " twice: its five merges (256 + 5 tokens), then no pair is seen twice
+    result = bytepair("train", corpus, "--mode", "byte", "--vocab-size", 1000, "-o", tmp_path / "t.json")
+    assert result.returncode == 0, result.stderr
+    assert "trained 261 tokens" in result.stdout
+    assert (
+        "stopped at 261 of the 1,000 tokens asked: no pair occurs 2 or more times (--min-frequency) any more; "
+        "give more text or a lower --min-frequency"
+    ) in result.stdout
+    reached = bytepair("train", corpus, "--mode", "byte", "--vocab-size", 261, "-o", tmp_path / "u.json")
+    assert reached.returncode == 0 and "stopped at" not in reached.stdout
+
+
 def test_train_names_a_missing_json_field(tmp_path):
     (tmp_path / "a.jsonl").write_text(json.dumps({"text": "hello"}) + "\n", encoding="utf-8")
     result = bytepair(
