@@ -2,7 +2,7 @@
 against ``sentencepiece``, the tekken file against a ``tiktoken.Encoding`` built as
 ``mistral_common``'s ``Tekkenizer`` builds it (first ``default_vocab_size - k`` ranks, the
 file's pattern, ids shifted by ``k`` special tokens), and ``Tekkenizer`` itself when
-``mistral_common`` is installed.
+``mistral_common`` is installed (the test extra has it).
 
 Files: ``$BYTEPAIR_DATA/vocab/mistral/``. Texts: WikiText-2 validation, the Python docs and the
 UDHR in 460 languages (a slice in the data tier, whole in ``slow``).
