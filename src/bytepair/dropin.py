@@ -46,6 +46,8 @@ HF_SETTINGS = {
     "unk_token": None,
     "chat_template": None,
     "model_max_length": None,
+    "padding_side": "right",
+    "truncation_side": "right",
 }
 
 # transformers' "no limit" model_max_length (int(1e30)), used when a file gives none.
@@ -80,9 +82,6 @@ class DropInMixin:
     """tiktoken's and Hugging Face's conveniences for ``Tokenizer`` (see the module docstring)."""
 
     # -- Hugging Face settings ----------------------------------------------------------
-
-    padding_side = "right"
-    truncation_side = "right"
 
     def _init_settings(self, settings=None):
         for name, default in HF_SETTINGS.items():

@@ -397,6 +397,97 @@ def test_a_bytepair_artifact_where_hf_expects_tokenizer_json_is_named(trained_fo
     assert bytepair.load(tmp_path / "tokenizer.json").fingerprint == tok.fingerprint  # old name still loads
 
 
+@pytest.fixture(scope="module")
+def wiki_text():
+    return data_file("wikitext-2", "valid.txt").read_text(encoding="utf-8")[:100_000]
+
+
+def test_special_tokens_apart_from_the_vocabulary_keep_their_ids_in_transformers(wiki_text, tmp_path):
+    tok = bytepair.train(wiki_text, mode="byte", vocab_size=300, pattern="gpt2")
+    tok.add_special_tokens({"<|endoftext|>": 310, "<|pad|>": 305})
+    tok.save_pretrained(tmp_path / "trained")
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "trained"))
+    text = "hi<|endoftext|><|pad|>"
+    assert tok.encode(text, allowed_special="all")[-2:] == [310, 305]
+    assert hf.encode(text, add_special_tokens=False) == tok.encode(text, allowed_special="all")
+    assert hf.convert_ids_to_tokens([305, 310]) == ["<|pad|>", "<|endoftext|>"]
+    # GPT-4o's file has an unused id (199998) below its end-of-text token
+    gpt4o = bytepair.load(data_file("vocab", "hf", "gpt4o", "tokenizer.json"))
+    gpt4o.save_pretrained(tmp_path / "gpt4o")
+    again = transformers.AutoTokenizer.from_pretrained(str(tmp_path / "gpt4o"))
+    assert again.encode("a<|endoftext|>", add_special_tokens=False) == gpt4o.encode(
+        "a<|endoftext|>", allowed_special="all"
+    )
+    assert gpt4o.special_tokens["<|endoftext|>"] == 199999
+
+
+def test_an_ordinary_token_as_a_settings_token_is_refused_by_save_pretrained(wiki_text, tmp_path):
+    tok = bytepair.train(wiki_text, mode="byte", vocab_size=300, pattern="gpt2")
+    tok.pad_token = "."  # transformers would make "." special and cut it out of "Wait... what."
+    with pytest.raises(bytepair.errors.FormatError, match="pad_token is '.', an ordinary token"):
+        tok.save_pretrained(tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_padding_and_truncation_sides_go_with_the_folder_and_with_pickles(trained_folder, tmp_path):
+    import pickle
+
+    tok, _ = trained_folder
+    tok = copy.deepcopy(tok)
+    tok.padding_side = tok.truncation_side = "left"
+    tok.save_pretrained(tmp_path)
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    texts = ["a longer text here", "a"]
+    for loaded in (bytepair.load(tmp_path), pickle.loads(pickle.dumps(tok)), copy.copy(tok)):
+        assert (loaded.padding_side, loaded.truncation_side) == ("left", "left")
+        assert loaded(texts, padding=True)["input_ids"] == hf(texts, padding=True)["input_ids"]
+        cut = loaded(texts, truncation=True, max_length=2)["input_ids"]
+        assert cut == hf(texts, truncation=True, max_length=2)["input_ids"]
+    assert (
+        hf.padding_side == "left"
+        and bytepair.load(tmp_path)(texts, padding=True)["input_ids"][1][0] == tok.pad_token_id
+    )
+
+
+def test_a_normalizing_tokenizer_finds_special_tokens_after_normalization_in_transformers(wiki_text, tmp_path):
+    tok = bytepair.train(
+        wiki_text, mode="byte", vocab_size=300, pattern="cl100k", normalization="NFKC", special_tokens=["<|endoftext|>"]
+    )
+    tok.save_pretrained(tmp_path)
+    hf = transformers.AutoTokenizer.from_pretrained(str(tmp_path))
+    text = "a\uff1c\uff5cendoftext\uff5c\uff1eb"  # full-width: NFKC makes it the special token's string
+    assert tok(text)["input_ids"] == hf(text)["input_ids"] == [97, tok.special_tokens["<|endoftext|>"], 98]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"mode": "char", "vocab_size": 400, "byte_fallback": True},
+        {"mode": "byte", "vocab_size": 300, "pattern": "cl100k", "normalization": "NFKC"},
+    ],
+    ids=["char", "nfkc"],
+)
+def test_folders_that_save_pretrained_writes_load_back_as_the_same_tokenizer(wiki_text, tmp_path, options):
+    tok = bytepair.train(wiki_text, special_tokens=["<|endoftext|>"], **options)
+    tok.save_pretrained(tmp_path)
+    assert bytepair.load(tmp_path).fingerprint == tok.fingerprint
+    hf_file = tmp_path / "tokenizer.json"
+    data = json.loads(hf_file.read_text(encoding="utf-8"))
+    data["added_tokens"].append({**data["added_tokens"][0], "id": 999, "content": "<|new|>"})
+    hf_file.write_text(json.dumps(data), encoding="utf-8")  # as if changed by transformers since
+    with pytest.raises(bytepair.errors.FormatError, match="special tokens differ"):
+        bytepair.load(tmp_path)
+
+
+def test_a_folder_written_again_for_a_loaded_vocabulary_drops_the_earlier_artifact(trained_folder, hf_pairs, tmp_path):
+    tok, _ = trained_folder
+    tok.save_pretrained(tmp_path)
+    llama3, _ = hf_pairs["llama3"]
+    llama3.save_pretrained(tmp_path)  # no artifact for a vocabulary loaded from HF's file
+    assert not (tmp_path / "tokenizer.bytepair.json").exists()
+    assert bytepair.load(tmp_path).encode("hello world") == llama3.encode("hello world")
+
+
 # -- chat fine-tuning -----------------------------------------------------------------------------
 
 # A template in the Hub's style that marks assistant turns for masks.

@@ -40,7 +40,7 @@ from ..tokenizer import Tokenizer
 from .download import vocabulary_file
 from .export import to_huggingface, to_tiktoken
 from .gpt2_files import load_gpt2_files
-from .hf_folder import artifact_where_hf_expects_its_file, read_settings, save_pretrained
+from .hf_folder import artifact_where_hf_expects_its_file, check_same_tokenizer, read_settings, save_pretrained
 from .huggingface import load_huggingface, tokenizer_from_json
 from .sentencepiece import load_sentencepiece
 from .tekken import is_tekken, load_tekken, tokenizer_from_tekken
@@ -123,6 +123,8 @@ def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
     ours, theirs = folder / ARTIFACT_NAME, folder / "tokenizer.json"
     if ours.is_file():
         tokenizer = _json_file(ours, None)
+        if theirs.is_file():
+            check_same_tokenizer(tokenizer, theirs)
     elif theirs.is_file():
         text = read_tokenizer_text(theirs, FormatError)
         with gc_paused():

@@ -196,13 +196,14 @@ def huggingface_json(tokenizer: Any) -> dict:
     vocab = {show(value): token_id for token_id, value in enumerate(model.values) if value is not None}
     if model.fallback_ids:
         vocab.update(_fallback_vocab(model, vocab))
+    vocab.update(_special_vocab(tokenizer.special_tokens, vocab))
     merges = [_merge_entry(show(left), show(right), byte_level) for left, right in model.merge_pairs()]
     return {
         "version": "1.0",
         "truncation": None,
         "padding": None,
         "added_tokens": [
-            _added_token(token, token_id)
+            _added_token(token, token_id, normalized=tokenizer.normalization is not None)
             for token, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
         ],
         "normalizer": {"type": tokenizer.normalization} if tokenizer.normalization else None,
@@ -240,14 +241,29 @@ def _fallback_vocab(model, vocab):
     return names
 
 
-def _added_token(token, token_id):
+def _special_vocab(special_tokens, vocab):
+    """Each special token under its own content in ``model.vocab``, as HF's own files have them:
+    HF gives an added token the id its content has in the vocabulary, and one it lacks the next
+    free id, whatever ``added_tokens`` says (a special token at 310 above 300 tokens became 301)."""
+    clash = sorted(token for token in special_tokens if token in vocab)
+    if clash:
+        raise FormatError(
+            f"special token {clash[0]!r} is written like a token of the vocabulary (id {vocab[clash[0]]}); "
+            "HF would give both one id, so it cannot be exported to HF. Rename the special token"
+        )
+    return dict(special_tokens)
+
+
+def _added_token(token, token_id, *, normalized):
+    # bytepair finds special tokens in normalized text (tokenizer.py); "normalized": true
+    # makes HF match them after its normalizer too, not in the raw text.
     return {
         "id": token_id,
         "content": token,
         "single_word": False,
         "lstrip": False,
         "rstrip": False,
-        "normalized": False,
+        "normalized": normalized,
         "special": True,
     }
 

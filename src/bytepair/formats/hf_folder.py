@@ -14,9 +14,11 @@ A folder holds::
 tokenizer's ``pad_token`` and knows its ``eos_token``. ``read_settings(folder)`` reads the
 settings back; ``formats.load_pretrained(folder)`` (``bytepair.load(folder)``) builds the
 tokenizer of such a folder, written here or by transformers, with them. (This module never
-imports the tokenizer, so that ``Tokenizer.save_pretrained`` can call it without a cycle.) A folder may
-also hold bytepair's own artifact, ``tokenizer.bytepair.json``, which is read instead of
-``tokenizer.json`` when present (it keeps what HF's file cannot, e.g. a replay merge list).
+imports the tokenizer, so that ``Tokenizer.save_pretrained`` can call it without a cycle.)
+``save_pretrained`` also writes bytepair's own artifact, ``tokenizer.bytepair.json``, for a
+tokenizer trained here: ``bytepair.load`` reads it instead of ``tokenizer.json`` (it keeps what
+HF's file cannot, e.g. a replay merge list, and is the only one bytepair reads for character-level
+or normalized tokenizers), after checking that ``tokenizer.json`` still says the same.
 
 It does not read slow-tokenizer files (``vocab.json`` + ``merges.txt``, ``tokenizer.model``).
 
@@ -37,9 +39,9 @@ from typing import Any
 from .._io import parse_json, read_tokenizer_text, write_text_atomic
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
-from .export import to_huggingface
+from .export import huggingface_json, to_huggingface
 
-__all__ = ["HF_FILES", "artifact_where_hf_expects_its_file", "read_settings", "save_pretrained"]
+__all__ = ["HF_FILES", "artifact_where_hf_expects_its_file", "check_same_tokenizer", "read_settings", "save_pretrained"]
 
 HF_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 TOKEN_SETTINGS = ("bos_token", "eos_token", "pad_token", "unk_token")
@@ -74,18 +76,78 @@ def save_pretrained(tokenizer: Any, folder: str | os.PathLike, *, drop_unknown: 
         config["chat_template"] = _template_source(settings["chat_template"])
     _write_json(folder / "tokenizer_config.json", config)
     _write_json(folder / "special_tokens_map.json", tokens)
-    return [folder / name for name in HF_FILES]
+    files = [folder / name for name in HF_FILES]
+    ours = folder / ARTIFACT_NAME
+    if tokenizer.model.export_refusal("artifact") is None:
+        # bytepair.load(folder) then gives this very tokenizer (its fingerprint too), also
+        # where HF's file is one bytepair does not read (character level, a normalizer)
+        tokenizer.save(ours)
+        files.append(ours)
+    else:
+        ours.unlink(missing_ok=True)  # an earlier save's would be read instead of this one
+    return files
+
+
+def check_same_tokenizer(tokenizer: Any, hf_file: Path) -> None:
+    """Raise ``FormatError`` unless ``hf_file`` (a folder's ``tokenizer.json``) has the vocab,
+    merges, special tokens and normalizer that ``tokenizer`` (read from the folder's
+    ``tokenizer.bytepair.json``) exports to: an HF file changed after ``save_pretrained`` wrote
+    both would otherwise be ignored without a word."""
+    theirs = _parsed(hf_file)
+    try:
+        ours = huggingface_json(tokenizer)
+    except FormatError:
+        ours = None
+    differ = [
+        key
+        for key in ("vocab", "merges", "special tokens", "normalizer")
+        if _hf_part(ours, key) != _hf_part(theirs, key)
+    ]
+    if differ:
+        raise FormatError(
+            f"{hf_file} and {ARTIFACT_NAME} beside it describe different tokenizers (their {', '.join(differ)} "
+            f"differ): {hf_file.name} was changed after bytepair wrote the folder. Delete {ARTIFACT_NAME} to "
+            f"load {hf_file.name}, or write the folder again with tok.save_pretrained"
+        )
+
+
+def _hf_part(data, key):
+    if not isinstance(data, dict):
+        return None
+    model = data.get("model") if isinstance(data.get("model"), dict) else {}
+    if key == "vocab":
+        return model.get("vocab")
+    if key == "merges":  # "a b" and ["a", "b"] are the same merge
+        merges = model.get("merges")
+        if not isinstance(merges, list):
+            return merges
+        return [merge.split(" ") if isinstance(merge, str) else merge for merge in merges]
+    if key == "special tokens":
+        added = data.get("added_tokens")
+        if not isinstance(added, list):
+            return added
+        return sorted((str(t.get("content")), str(t.get("id"))) for t in added if isinstance(t, dict))
+    return data.get("normalizer")
 
 
 def _checked_settings(tokenizer):
     settings = {name: getattr(tokenizer, name, None) for name in (*TOKEN_SETTINGS, "chat_template", "model_max_length")}
     for name in TOKEN_SETTINGS:
         value = settings[name]
-        if value is not None and tokenizer.token_to_id(value) is None:
+        if value is None or value in tokenizer.special_tokens:
+            continue
+        if tokenizer.token_to_id(value) is None:
             raise FormatError(
                 f"{name} is {value!r}, which is not a token of this tokenizer; set it to one of its "
                 "special tokens (e.g. tok.add_special_tokens([...]) first) or to None"
             )
+        # transformers makes every *_token of the config a special token, cut out of text
+        # before encoding: "Wait... what." would lose its merged "..." to three pad ids.
+        raise FormatError(
+            f"{name} is {value!r}, an ordinary token of this vocabulary; transformers would make it a "
+            "special token and match it inside text, so its ids would differ from bytepair's. Set it to "
+            "one of the special tokens (add one with tok.add_special_tokens([...]) first) or to None"
+        )
     return settings
 
 
@@ -116,8 +178,9 @@ def _parsed(path):
 
 
 def read_settings(folder: str | os.PathLike) -> dict:
-    """The settings (``bos_token`` ... ``model_max_length``) a folder's tokenizer_config.json,
-    special_tokens_map.json and chat_template.jinja give; absent files give none."""
+    """The settings (``bos_token`` ... ``model_max_length``, ``padding_side``,
+    ``truncation_side``) a folder's tokenizer_config.json, special_tokens_map.json and
+    chat_template.jinja give; absent files give none."""
     folder = Path(folder)
     settings = {}
     for name in ("special_tokens_map.json", "tokenizer_config.json"):  # the config wins
@@ -132,6 +195,11 @@ def read_settings(folder: str | os.PathLike) -> dict:
                 settings[key] = _token_content(data[key], path, key)
         if "chat_template" in data:
             settings["chat_template"] = _chat_template(data["chat_template"], path)
+        for key in ("padding_side", "truncation_side"):
+            if key in data:
+                if data[key] not in ("left", "right"):
+                    raise FormatError(f"{path}: {key} is {data[key]!r}; expected 'left' or 'right'")
+                settings[key] = data[key]
         if "model_max_length" in data:
             length = data["model_max_length"]
             if not isinstance(length, int) or isinstance(length, bool) or length < 1:
