@@ -388,7 +388,7 @@ def _start(partial, out, run, resume, dtype, log):
             before = json.loads((partial / _shards.RUN).read_text(encoding="utf-8"))
         except ValueError:
             before = None
-        if _resumable_as(before) != run:
+        if before != run and _resumable_as(before) != run:
             changed = [
                 k
                 for k in ("fingerprint", "inputs", "options")

@@ -42,6 +42,12 @@ from .hf_regex import hf_regex
 KEEP_MATCHES = {("Isolated", False), ("Removed", True)}
 
 
+# Where a file is one that save_pretrained wrote for a character-level or normalized tokenizer.
+OWN_FOLDER_HINT = (
+    " (a folder that bytepair's save_pretrained wrote loads whole: bytepair.load(folder) reads its "
+    "tokenizer.bytepair.json)"
+)
+
 # The named patterns as they appear in files written by ``to_huggingface``.
 _NAMES_BY_HF_REGEX = {hf_regex(regex_text): name for name, regex_text in PATTERNS.items()}
 
@@ -95,6 +101,7 @@ def _check_normalizer(normalizer, where):
         kind = normalizer.get("type") if isinstance(normalizer, dict) else normalizer
         raise FormatError(
             f"{where}: field 'normalizer' is {kind!r}; bytepair reads byte-level BPE files with no normalizer (null)"
+            + OWN_FOLDER_HINT
         )
 
 
@@ -116,7 +123,10 @@ def _check_model(model, where):
         if model.get(field) not in (None, ""):
             raise FormatError(f"{where}: field 'model.{field}' is {model[field]!r}; byte-level BPE uses none (null)")
     if model.get("byte_fallback"):
-        raise FormatError(f"{where}: field 'model.byte_fallback' is true; that is character-level BPE, not byte-level")
+        raise FormatError(
+            f"{where}: field 'model.byte_fallback' is true; that is character-level BPE, not byte-level"
+            + OWN_FOLDER_HINT
+        )
 
 
 def read_pre_tokenizer(pre_tokenizer, where):
@@ -129,6 +139,7 @@ def read_pre_tokenizer(pre_tokenizer, where):
     if not isinstance(pre_tokenizer, dict):
         raise FormatError(
             f"{where}: field 'pre_tokenizer' is {pre_tokenizer!r}; byte-level BPE needs a 'ByteLevel' pre-tokenizer"
+            + OWN_FOLDER_HINT
         )
     kind = pre_tokenizer.get("type")
     if kind == "ByteLevel":
@@ -144,7 +155,9 @@ def read_pre_tokenizer(pre_tokenizer, where):
             f"{where}: field 'pre_tokenizer' is Sequence{shown!r}; bytepair reads "
             "Sequence[Split, ByteLevel(use_regex=false)] or ByteLevel alone"
         )
-    raise FormatError(f"{where}: field 'pre_tokenizer.type' is {kind!r}; byte-level BPE needs 'ByteLevel'")
+    raise FormatError(
+        f"{where}: field 'pre_tokenizer.type' is {kind!r}; byte-level BPE needs 'ByteLevel'" + OWN_FOLDER_HINT
+    )
 
 
 def _byte_level(step, where):
