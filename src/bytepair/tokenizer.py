@@ -468,12 +468,16 @@ class Tokenizer(DropInMixin):
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
-        if allowed or self._regex_pattern is not None:
+        if type(self)._encode_ordinary is not Tokenizer._encode_ordinary:
+            # a subclass's own encoding (SentencePiece's spaces as "▁") is not the engine's batch
+            lists = self.encode_batch(texts, num_threads=threads, allowed_special=allowed, disallowed_special=())
+        elif allowed or self._regex_pattern is not None:
             lists = [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-            offsets = np.zeros(len(lists) + 1, dtype=np.int64)
-            np.cumsum([len(ids) for ids in lists], out=offsets[1:])
-            return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets
-        return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+        else:
+            return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+        offsets = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(ids) for ids in lists], out=offsets[1:])
+        return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets
 
     def encode_to_array(self, text: str, *, dtype: Any = None, num_threads: int | None = None) -> np.ndarray:
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``;

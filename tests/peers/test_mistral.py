@@ -93,6 +93,22 @@ def test_sentencepiece_wikitext_slice(sp_pair):
     assert tok.encode_batch(lines, num_threads=2) == sp.encode(lines)
 
 
+def test_sentencepiece_batch_arrays_and_corpus_shards_hold_sentencepieces_ids(sp_pair, tmp_path):
+    from bytepair.datasets.corpus import encode_corpus
+    from bytepair.datasets.shards import open_shards
+
+    tok, sp = sp_pair
+    ((_, text),) = corpus_texts("wikitext", 50_000)
+    lines = [line for line in text.splitlines() if line.strip()][:100]
+    ids, offsets = tok.encode_batch_to_array(lines, num_threads=2)
+    assert [ids[a:b].tolist() for a, b in zip(offsets[:-1], offsets[1:])] == sp.encode(lines)
+    corpus = tmp_path / "lines.jsonl"
+    corpus.write_text("".join(json.dumps({"text": line}) + "\n" for line in lines), encoding="utf-8")
+    encode_corpus([corpus], tok, tmp_path / "out", eot=None, progress=False, log=None)
+    (shard,) = open_shards(tmp_path / "out", "train", tokenizer=tok)
+    assert shard.tolist() == [i for ids in sp.encode(lines) for i in ids]
+
+
 def test_sentencepiece_udhr_slices(sp_pair):
     tok, sp = sp_pair
     for name, text in corpus_texts("udhr", 400):
