@@ -62,7 +62,7 @@ import numpy as np
 
 from .datasets import corpus as _corpus
 from .datasets.documents import ReadStats, check_readers, find_inputs, read_documents, read_sized_documents
-from .errors import BytepairError, MissingDependencyError, TrainingError, UsageError
+from .errors import MissingDependencyError, TrainingError, UsageError, own_cause
 from .train import PieceCounts, check_options, count_pieces, learn
 
 INSTALL = "pip install 'bytepair[ray]'"
@@ -101,15 +101,12 @@ def _our_errors():
     try:
         yield
     except Exception as error:
-        cause, seen = error, set()
-        while cause is not None and id(cause) not in seen:
-            if isinstance(cause, BytepairError) and type(cause).__module__.startswith("bytepair"):
-                if cause.args and isinstance(cause.args[0], str) and RAY_RETRY_NOTE in cause.args[0]:
-                    cause.args = (cause.args[0].split(RAY_RETRY_NOTE, 1)[0], *cause.args[1:])
-                raise cause.with_traceback(None) from None
-            seen.add(id(cause))
-            cause = getattr(cause, "cause", None) or cause.__cause__
-        raise
+        cause = own_cause(error)
+        if cause is None:
+            raise
+        if cause.args and isinstance(cause.args[0], str) and RAY_RETRY_NOTE in cause.args[0]:
+            cause.args = (cause.args[0].split(RAY_RETRY_NOTE, 1)[0], *cause.args[1:])
+        raise cause.with_traceback(None) from None
 
 
 # What Ray Data appends to the message of an exception raised in a map function (ray.data's

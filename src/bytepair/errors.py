@@ -91,8 +91,14 @@ class DatasetError(BytepairError, ValueError):
 
 
 class DocumentError(DatasetError):
-    """A corpus document that cannot be read: invalid UTF-8, bad JSON, a missing or non-string
-    text field. The message names the file and the line (or row)."""
+    """A corpus input that cannot be read: a file that does not decompress or parse as a whole,
+    or one of its documents (``BadDocumentError``). The message names the file."""
+
+
+class BadDocumentError(DocumentError):
+    """One corpus document that cannot be read: invalid UTF-8, bad JSON, a missing or non-string
+    text field, characters a tokenizer lacks. The message names the file and the line (or row);
+    ``skip_bad`` skips such documents."""
 
 
 class DownloadError(BytepairError, OSError):
@@ -140,3 +146,16 @@ class FingerprintMismatchError(CheckpointError):
             f"{saved!r}, but the tokenizer given has fingerprint {given!r}; use the tokenizer the "
             "checkpoint was trained with, or train a new model for this tokenizer"
         )
+
+
+def own_cause(error: BaseException) -> BytepairError | None:
+    """The first of bytepair's own errors in ``error``'s chain of causes (``__cause__``, and the
+    ``cause`` of errors that carry one, as Ray's do), or None: a worker's bad document comes
+    back wrapped in another library's exception."""
+    cause, seen = error, set()
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, BytepairError) and type(cause).__module__.startswith("bytepair"):
+            return cause
+        seen.add(id(cause))
+        cause = getattr(cause, "cause", None) or cause.__cause__
+    return None

@@ -315,6 +315,37 @@ def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
         encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
 
 
+def test_invalid_utf8_in_a_split_text_file_is_one_bad_document_at_its_line(tokenizer, tmp_path, monkeypatch):
+    import bytepair.datasets.documents as documents
+
+    monkeypatch.setattr(documents, "SPLIT_WINDOW", 64)  # the bad byte far from the first window
+    paragraphs = [f"paragraph {n} of the file" for n in range(40)]
+    data = "\n\n".join(paragraphs).encode("utf-8").replace(b"paragraph 25", b"paragraph \xe925")
+    (tmp_path / "bad.txt").write_bytes(data)
+    options = dict(split_on=r"\n\n", eot="none", **quiet())
+    with pytest.raises(DocumentError, match=r"bad.txt, line 51: not UTF-8 \(byte b'\\xe9'\)"):
+        encode_corpus([tmp_path / "bad.txt"], tokenizer, tmp_path / "out", **options)
+    meta = encode_corpus([tmp_path / "bad.txt"], tokenizer, tmp_path / "out", skip_bad=True, **options)
+    kept = paragraphs[:25] + paragraphs[26:]  # only the paragraph with the bad byte is lost
+    assert meta["documents"]["bad_skipped"] == {"invalid UTF-8": 1}
+    assert stream(tmp_path / "out").tolist() == [i for text in kept for i in tokenizer.encode_ordinary(text)]
+
+
+def test_a_run_that_fails_before_any_shard_leaves_nothing_and_says_nothing_of_resuming(tokenizer, tmp_path):
+    data = gzip.compress(b'{"text": "x"}\n' * 1000)
+    (tmp_path / "cut.jsonl.gz").write_bytes(data[: len(data) // 2])  # no --skip-bad skips this
+    lines = []
+    with pytest.raises(DocumentError, match="cannot decompress"):
+        encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", progress=False, log=lines.append)
+    assert lines == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cut.jsonl.gz"]  # no .out.partial
+    with pytest.raises(UsageError, match="--split-on '\\(' is not a valid regex"):
+        encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out2", split_on="(", **quiet())
+    with pytest.raises(UsageError, match="--seed must be an integer of 0 or more, not -5"):
+        encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out2", seed=-5, val_fraction=0.1, **quiet())
+    assert not (tmp_path / "out2").exists() and not (tmp_path / ".out2.partial").exists()
+
+
 def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):
     path = tmp_path / "c.jsonl"
     path.write_text('{"text": 1}\n', encoding="utf-8")

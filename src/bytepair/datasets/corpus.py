@@ -41,12 +41,19 @@ from pathlib import Path
 
 import numpy as np
 
-from bytepair.errors import DocumentError, PreparedDataError, UsageError
+from bytepair.errors import BadDocumentError, PreparedDataError, UsageError, own_cause
 from bytepair.normalize import normalize
 
 from .._io import write_text_atomic
 from . import shards as _shards
-from .documents import ReadStats, check_readers, find_inputs, read_documents, read_sized_documents
+from .documents import (
+    ReadStats,
+    check_readers,
+    compiled_split_on,
+    find_inputs,
+    read_documents,
+    read_sized_documents,
+)
 from .files import (
     FolderLock,
     held_interrupts,
@@ -168,9 +175,10 @@ def run_encoding(
     tokenizer, name = resolve_tokenizer(tokenizer, vocab_dir)
     eot_token, eot_id = end_of_text(tokenizer, eot)
     allowed = _allowed(tokenizer, allowed_special)
-    _check_options(val_fraction, val_documents, shard_tokens, num_threads, chunk_bytes)
+    _check_options(val_fraction, val_documents, seed, shard_tokens, num_threads, chunk_bytes)
     sources = find_inputs(inputs)
     check_readers(sources)
+    compiled_split_on(split_on)  # a bad regex is refused before any work
     if any(s.path == "-" for s in sources) and (val_documents is not None or resume):
         raise UsageError(
             "standard input can be read only once: use val_fraction instead of val_documents, and no resume"
@@ -225,8 +233,12 @@ def run_encoding(
         except BaseException as error:
             for writer in writers.values():
                 writer.discard()
-            if log is not None:
-                log(_kept_after(error, sum(len(w.shards) for w in writers.values()), partial))
+            kept = sum(len(w.shards) for w in writers.values())
+            if kept == 0 and not isinstance(error, KeyboardInterrupt):
+                remove_stale(out)  # nothing to resume from
+            line = _kept_after(error, kept, partial)
+            if log is not None and line is not None:
+                log(line)
             raise
         meta = _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
         text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
@@ -351,7 +363,9 @@ class MissingCharacters:
         )
 
 
-def _check_options(val_fraction, val_documents, shard_tokens, num_threads, chunk_bytes):
+def _check_options(val_fraction, val_documents, seed, shard_tokens, num_threads, chunk_bytes):
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:  # numpy's generators take these
+        raise UsageError(f"--seed must be an integer of 0 or more, not {seed!r}")
     if val_fraction is not None and val_documents is not None:
         raise UsageError("give --val-fraction or --val-documents, not both")
     if val_fraction is not None and not (0 <= val_fraction < 1):
@@ -429,12 +443,15 @@ def _resumable_as(before):
 
 
 def _kept_after(error, kept, partial):
-    """What a failed run leaves in ``partial`` and how to go on from it: one line."""
+    """What a failed run leaves in ``partial`` and how to go on from it: one line, or None when
+    it kept nothing."""
     if isinstance(error, KeyboardInterrupt):
         return (
             f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue"
         )
-    if isinstance(error, DocumentError):
+    if kept == 0:
+        return None
+    if isinstance(own_cause(error), BadDocumentError):  # a worker's comes wrapped (Ray)
         return (
             f"{kept} complete shard(s) kept in {partial}: add --resume --skip-bad (resume=True, skip_bad=True) "
             "to go on past bad documents from there, or fix the input and run again without --resume to start over"

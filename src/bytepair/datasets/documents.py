@@ -41,7 +41,7 @@ from pathlib import Path
 
 import regex
 
-from bytepair.errors import DocumentError, MissingDependencyError, UsageError
+from bytepair.errors import BadDocumentError, DocumentError, MissingDependencyError, UsageError
 
 FORMATS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet"}
 COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
@@ -211,7 +211,7 @@ def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=F
         ('naïve', 6)
     """
     stats = stats if stats is not None else ReadStats()
-    reader = _Reader(source, text_field, _compiled(split_on), skip_bad, stats, check)
+    reader = _Reader(source, text_field, compiled_split_on(split_on), skip_bad, stats, check)
     for text, size in reader.documents():
         if text:
             yield text, size
@@ -219,7 +219,8 @@ def read_sized_documents(source, *, text_field="text", split_on=None, skip_bad=F
             stats.empty += 1
 
 
-def _compiled(split_on):
+def compiled_split_on(split_on):
+    """``split_on`` compiled (a ``UsageError`` naming it when it is not a valid regex), or None."""
     if split_on is None or hasattr(split_on, "finditer"):
         return split_on
     try:
@@ -244,7 +245,7 @@ class _Reader:
         if self.skip_bad:
             self.stats.skip(reason)
             return
-        raise DocumentError(
+        raise BadDocumentError(
             f"{self.name}, {where}: {problem}; fix or remove it, or pass --skip-bad (skip_bad=True) to skip bad documents"
         )
 
@@ -315,16 +316,13 @@ class _Reader:
         of what has been read (more text could extend it); the rest is carried into the next window,
         behind up to ``SPLIT_MARGIN`` characters already cut, which the search starts after
         (``pos``), so that ``^``, ``\\b`` and lookbehinds see the text before a window as in the
-        whole file.
+        whole file. Bytes that are not UTF-8 are read as lone surrogates (``surrogateescape``),
+        so that only the document holding them is bad (``_cut``), not the rest of the file.
         """
-        decoder = io.TextIOWrapper(binary, encoding="utf-8", errors="strict", newline="")
+        decoder = io.TextIOWrapper(binary, encoding="utf-8", errors="surrogateescape", newline="")
         carry, start, line_base, eof = "", 0, 1, False  # carry[:start]: context only; line_base: carry[0]'s line
         while not eof:
-            try:
-                block = decoder.read(SPLIT_WINDOW)
-            except UnicodeDecodeError:
-                self.bad(f"near line {line_base + carry.count(chr(10))}", "not UTF-8", "invalid UTF-8")
-                return  # the rest of a file that is not UTF-8 cannot be cut reliably
+            block = decoder.read(SPLIT_WINDOW)
             eof = not block
             text = carry + block
             limit = len(text) if eof else len(text) - SPLIT_MARGIN
@@ -333,18 +331,33 @@ class _Reader:
                     if match.end() > limit:
                         break
                     continue
-                sized = self.accepted(_sized(text[start : match.start()]), partial(_line_of, line_base, text, start))
+                sized = self._cut(text, start, match.start(), line_base)
                 if sized is not None:
                     yield sized
                 start = match.end()
             if eof:
-                sized = self.accepted(_sized(text[start:]), partial(_line_of, line_base, text, start))
+                sized = self._cut(text, start, len(text), line_base)
                 if sized is not None:
                     yield sized
             else:
                 context = max(0, start - SPLIT_MARGIN)
                 line_base += text.count("\n", 0, context)
                 carry, start = text[context:], start - context
+
+    def _cut(self, text, start, end, line_base):
+        """``text[start:end]`` as an accepted ``(text, size)``, or None (reported) when it holds
+        bytes that were not UTF-8, named by the line of the first (``text[0]`` is on ``line_base``)."""
+        document = text[start:end]
+        if document.isascii():
+            return self.accepted((document, len(document)), partial(_line_of, line_base, text, start))
+        try:
+            size = len(document.encode("utf-8"))
+        except UnicodeEncodeError as error:  # a lone surrogate: surrogateescape's undecodable byte
+            line = line_base + text.count("\n", 0, start + error.start)
+            byte = bytes([ord(document[error.start]) - 0xDC00])
+            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r})", "invalid UTF-8")
+            return None
+        return self.accepted((document, size), partial(_line_of, line_base, text, start))
 
     # -- JSON
 
