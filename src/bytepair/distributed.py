@@ -62,7 +62,7 @@ import numpy as np
 
 from .datasets import corpus as _corpus
 from .datasets.documents import ReadStats, check_readers, find_inputs, read_documents, read_sized_documents
-from .errors import MissingDependencyError, TrainingError, UsageError, own_cause
+from .errors import MissingDependencyError, RayConnectionError, TrainingError, UsageError, own_cause
 from .train import PieceCounts, check_options, count_pieces, learn
 
 INSTALL = "pip install 'bytepair[ray]'"
@@ -77,8 +77,11 @@ def connect(ray_address=None, *, num_cpus=None):
         import ray
     except ImportError:
         raise MissingDependencyError(f"running on Ray needs the ray package: {INSTALL}") from None
-    if not ray.is_initialized():
-        if ray_address in (None, "local"):
+    if ray.is_initialized():
+        return ray
+    local = ray_address in (None, "local")
+    try:
+        if local:
             # The workers of a Ray started here import the same bytepair as this process, installed or not.
             here = str(Path(__file__).resolve().parents[1])
             path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
@@ -90,6 +93,14 @@ def connect(ray_address=None, *, num_cpus=None):
             )
         else:
             ray.init(address=ray_address, logging_level="warning")
+    except Exception as error:  # Ray raises ValueError, ConnectionError, RuntimeError or Exception
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
+        if local:
+            raise RayConnectionError(f"could not start Ray on this machine ({reason})") from None
+        raise RayConnectionError(
+            f"could not connect to Ray at {ray_address!r} ({reason}); give 'auto' for the cluster this "
+            "machine belongs to, or ray://HOST:10001 for a remote one"
+        ) from None
     return ray
 
 

@@ -101,6 +101,10 @@ class BadDocumentError(DocumentError):
     ``skip_bad`` skips such documents."""
 
 
+class RayConnectionError(BytepairError, ConnectionError):
+    """Ray could not be started on this machine, or the cluster named could not be reached."""
+
+
 class DownloadError(BytepairError, OSError):
     """A download that failed (offline, HTTP error, a file without the expected content)."""
 

@@ -162,6 +162,30 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     assert "Traceback" not in str(caught.value)
 
 
+def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
+    import subprocess
+    import sys
+
+    from datafiles import package_env
+
+    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
+    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
+    result = subprocess.run(
+        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", "bogus"],
+        capture_output=True,
+        text=True,
+        env=package_env(),
+        timeout=300,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: could not connect to Ray at 'bogus' (Invalid address format: bogus); give 'auto' for the cluster "
+        "this machine belongs to, or ray://HOST:10001 for a remote one"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
 def test_characters_outside_a_char_alphabet_are_skipped_as_on_one_machine(local_ray, small, tmp_path, capfd):
     folder, documents = small
     tokenizer = bytepair.train(documents, mode="char", vocab_size=200, special_tokens=["<|endoftext|>"])
