@@ -405,6 +405,15 @@ def test_shards_hold_at_most_n_tokens_and_whole_documents(tokenizer, tmp_path):
         assert data[-1] == meta["eot_id"] or len(data) == 50
 
 
+def test_an_output_folder_inside_the_input_folder_is_not_read_as_input(tokenizer, tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", DOCUMENTS)
+    first = encode_corpus([tmp_path], tokenizer, tmp_path / "shards", **quiet())
+    again = encode_corpus([tmp_path], tokenizer, tmp_path / "shards", **quiet())  # its meta.json is there now
+    assert again["splits"] == first["splits"] and again["splits"]["train"]["documents"] == len(DOCUMENTS)
+    with pytest.raises(UsageError, match="every input is inside the output folder"):
+        encode_corpus([tmp_path / "shards"], tokenizer, tmp_path / "shards", **quiet())
+
+
 def test_same_command_twice_gives_identical_shards_and_replaces_the_old_output(tokenizer, tmp_path):
     corpus = write_jsonl(tmp_path / "c.jsonl", DOCUMENTS)
     first = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=64, **quiet())

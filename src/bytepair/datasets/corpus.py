@@ -176,7 +176,7 @@ def run_encoding(
     eot_token, eot_id = end_of_text(tokenizer, eot)
     allowed = _allowed(tokenizer, allowed_special)
     _check_options(val_fraction, val_documents, seed, shard_tokens, num_threads, chunk_bytes)
-    sources = find_inputs(inputs)
+    sources = _outside(find_inputs(inputs), out)
     check_readers(sources)
     compiled_split_on(split_on)  # a bad regex is refused before any work
     if any(s.path == "-" for s in sources) and (val_documents is not None or resume):
@@ -380,6 +380,16 @@ def _check_options(val_fraction, val_documents, seed, shard_tokens, num_threads,
             not isinstance(value, int) or isinstance(value, bool) or value < (0 if flag == "--val-documents" else 1)
         ):
             raise UsageError(f"{flag} must be a positive integer, not {value!r}")
+
+
+def _outside(sources, out):
+    """``sources`` without the files of the output folder: with ``-o`` inside an input folder
+    (``data/ -o data/shards``), a second run would read the first one's ``meta.json``."""
+    folder = Path(out).resolve()
+    kept = [s for s in sources if s.path == "-" or folder not in Path(s.path).resolve().parents]
+    if sources and not kept:
+        raise UsageError(f"every input is inside the output folder {str(out)!r}; give the corpus files")
+    return kept
 
 
 def _check_replaceable(out):
