@@ -405,6 +405,17 @@ def test_shards_hold_at_most_n_tokens_and_whole_documents(tokenizer, tmp_path):
         assert data[-1] == meta["eot_id"] or len(data) == 50
 
 
+def test_an_output_that_is_a_symbolic_link_is_written_through(tokenizer, tmp_path):
+    write_jsonl(tmp_path / "a.jsonl", DOCUMENTS)
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    for _ in range(2):  # a new folder, then one replaced
+        encode_corpus([tmp_path / "a.jsonl"], tokenizer, tmp_path / "link", **quiet())
+        assert (tmp_path / "link").is_symlink() and (tmp_path / "real" / "meta.json").is_file()
+    assert stream(tmp_path / "link").size > 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.jsonl", "link", "real"]
+
+
 def test_an_output_folder_inside_the_input_folder_is_not_read_as_input(tokenizer, tmp_path):
     write_jsonl(tmp_path / "a.jsonl", DOCUMENTS)
     first = encode_corpus([tmp_path], tokenizer, tmp_path / "shards", **quiet())

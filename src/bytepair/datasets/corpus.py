@@ -184,6 +184,8 @@ def run_encoding(
             "standard input can be read only once: use val_fraction instead of val_documents, and no resume"
         )
     out = Path(out)
+    if out.is_symlink():  # written through: the folder it points to is replaced, staged beside it
+        out = Path(os.path.realpath(out))
     _check_replaceable(out)
     read_options = {"text_field": text_field, "split_on": split_on, "skip_bad": skip_bad}
     options = {
