@@ -234,6 +234,50 @@ def test_parquet_dictionary_encoded_strings_are_strings(tokenizer, tmp_path):
     assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
 
 
+@pytest.mark.slow
+def test_parquet_string_view_columns_are_strings(tokenizer, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    if not hasattr(pa, "string_view"):
+        pytest.skip("this pyarrow has no string_view type (pyarrow 16 added it)")
+    pq.write_table(pa.table({"text": pa.array(DOCUMENTS, type=pa.string_view())}), tmp_path / "c.parquet")
+    meta = encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
+
+
+@pytest.mark.slow
+def test_a_parquet_file_with_a_corrupt_page_is_named(tokenizer, tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": [f"document {n} " * 50 for n in range(5000)]}), tmp_path / "c.parquet")
+    data = bytearray((tmp_path / "c.parquet").read_bytes())
+    data[200:2000] = b"\xab" * 1800  # the first data page; the footer is intact
+    (tmp_path / "c.parquet").write_bytes(bytes(data))
+    with pytest.raises(DocumentError, match=r"c\.parquet: cannot read it from row 0 on \(.+\); is the file complete\?"):
+        encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
+
+
+def test_a_full_disk_names_the_shard_being_written(tokenizer, tmp_path):
+    import resource
+
+    write_jsonl(tmp_path / "c.jsonl", DOCUMENTS * 200)
+    tokenizer.save(tmp_path / "tok.json")
+    command = ["encode-corpus", tmp_path / "c.jsonl", "-t", tmp_path / "tok.json", "-o", tmp_path / "out"]
+    limit = lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))  # noqa: E731 - a disk with 4 KB free
+    result = subprocess.run(
+        [sys.executable, "-m", "bytepair", *map(str, command)],
+        capture_output=True,
+        text=True,
+        env=_env(),
+        timeout=300,
+        preexec_fn=limit,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: [Errno 27] File too large: '{tmp_path / '.out.partial' / '.train.bin.tmp'}'"
+    )
+
+
 def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monkeypatch):
     import importlib.util
 

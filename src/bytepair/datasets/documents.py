@@ -438,13 +438,23 @@ class _Reader:
         kind = schema.field(self.field).type
         if pa.types.is_dictionary(kind):  # strings stored once each (a pandas Categorical): read as strings
             kind = kind.value_type
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or _is_string_view(pa, kind)):
             raise DocumentError(
                 f"{self.name}: column {self.field!r} holds {kind}, not strings; choose the text column with --text-field"
             )
         row = 0
         # Batches rather than whole row groups: a FineWeb row group can hold a gigabyte of text.
-        for batch in parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[self.field]):
+        batches = parquet.iter_batches(batch_size=PARQUET_BATCH_ROWS, columns=[self.field])
+        while True:
+            try:
+                batch = next(batches, None)
+            except (pa.ArrowException, OSError) as error:  # a corrupt page ("Corrupt snappy compressed data")
+                reason = " ".join(str(error).split())  # pyarrow's can run over several lines
+                raise DocumentError(
+                    f"{self.name}: cannot read it from row {row} on ({reason}); is the file complete?"
+                ) from None
+            if batch is None:
+                break
             for text in batch.column(0).to_pylist():
                 if text is None:
                     self.bad(f"row {row}", f"column {self.field!r} is null", "null")
@@ -453,6 +463,12 @@ class _Reader:
                     if sized is not None:
                         yield sized
                 row += 1
+
+
+def _is_string_view(pa, kind):
+    # string_view (pyarrow 16 and later) holds strings too; older pyarrow has no such type
+    test = getattr(pa.types, "is_string_view", None)
+    return test is not None and test(kind)
 
 
 def _no_surrogates(text, reader, where):

@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -133,12 +134,24 @@ class ShardWriter:
 
     def _write(self, ids):
         data = memoryview(np.ascontiguousarray(ids)).cast("B")
-        self._file.write(data)
+        with self._named_errors():
+            self._file.write(data)
         self._sha.update(data)
         self._tokens += len(ids)
 
+    @contextlib.contextmanager
+    def _named_errors(self):
+        # a full disk says "[Errno 28] No space left on device" without naming a file
+        try:
+            yield
+        except OSError as error:
+            if error.filename is not None:
+                raise
+            raise OSError(error.errno, error.strerror, str(self._temporary)) from None
+
     def _close(self, *, whole):
-        self._file.close()
+        with self._named_errors():
+            self._file.close()
         os.chmod(self._temporary, FILE_MODE)
         os.replace(self._temporary, self._final)
         shard = Shard(
