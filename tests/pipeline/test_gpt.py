@@ -625,3 +625,20 @@ def test_cli_user_mistakes_are_one_line(tmp_path, capsys):
     assert gpt_main(["train", str(tmp_path / "missing"), "--no-progress"]) == 2
     error = capsys.readouterr().err
     assert error.startswith("error: ") and error.count("\n") == 1 and "meta.json" in error
+
+
+@pytest.mark.parametrize("batch_size", [0, -1])
+def test_eval_refuses_a_batch_size_below_one(trained, prepared, capsys, batch_size):
+    with pytest.raises(gpt.GPTSettingError, match=f"batch_size={batch_size}"):
+        gpt.evaluate_checkpoint(trained[0], prepared[0] / "encoded_bpe", batch_size=batch_size)
+    args = ["eval", str(trained[0]), str(prepared[0] / "encoded_bpe"), "--batch-size", str(batch_size)]
+    assert gpt_main(args) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and error.count("\n") == 1 and f"batch_size={batch_size}" in error
+
+
+@pytest.mark.parametrize("setting", ["batch_size", "block_size", "eval_batch_size"])
+def test_compare_refuses_a_size_of_zero_before_training(prepared, tmp_path, setting):
+    with pytest.raises(gpt.GPTSettingError, match=f"{setting}=0"):
+        gpt.compare(prepared[0], tmp_path, **{**COMPARE, setting: 0})
+    assert not list(tmp_path.iterdir())

@@ -47,7 +47,7 @@ from bytepair.gpt.errors import (
     PreparedDataError,
 )
 from bytepair.gpt.evaluation import Evaluation, evaluate_span, format_bits
-from bytepair.gpt.model import GPTConfig
+from bytepair.gpt.model import GPTConfig, check_positive_int
 from bytepair.gpt.training import (
     TrainConfig,
     last_validation,
@@ -262,7 +262,13 @@ def compare(
     WARNING: refuses to overwrite existing checkpoints unless ``overwrite=True``.
     """
     budget = _budget(characters, bytes, seconds)
-    _check_positive("eval_points", eval_points)
+    for name, value in (
+        ("batch_size", batch_size),
+        ("block_size", block_size),
+        ("eval_points", eval_points),
+        ("eval_batch_size", eval_batch_size),
+    ):
+        check_positive_int(name, value)  # here, before a size of 0 divides the budget by zero
     figure_class = _matplotlib_figure()  # fail before minutes of training, not after
     device = resolve_device(device)
     out_dir = Path(out_dir)
@@ -332,13 +338,8 @@ def _budget(characters, bytes_, seconds) -> dict:
         if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
             raise GPTSettingError(f"seconds={value!r} must be a positive number of seconds")
     else:
-        _check_positive(unit, value)
+        check_positive_int(unit, value)
     return {"unit": unit, "value": value}
-
-
-def _check_positive(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise GPTSettingError(f"{name}={value!r} must be a positive integer")
 
 
 # -- the inputs ----------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from bytepair.gpt.data import Span, aligned_spans
+from bytepair.gpt.model import check_positive_int
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,7 @@ def summed_nll(model, ids: np.ndarray, span: Span, *, batch_size: int = 32, devi
     and ``block_size`` of them). The same windowing is used for every model. ``special``: a
     boolean array by id; those targets are context only, their loss is not summed.
     """
+    check_positive_int("batch_size", batch_size)  # else range() below skips every full window, or fails
     mask = None if special is None else torch.from_numpy(np.asarray(special, dtype=bool)).to(device)
     block_size = model.config.block_size
     window_starts = np.arange(span.start, span.end, block_size)
@@ -148,6 +150,7 @@ def evaluate_checkpoint(
     from bytepair.gpt.data import load_data
     from bytepair.gpt.model import resolve_device
 
+    check_positive_int("batch_size", batch_size)  # before the checkpoint and data are read
     device = resolve_device(device)
     data = load_data(data_dir, vocab_dir=vocab_dir)
     saved = load_checkpoint(checkpoint, tokenizer_fingerprint=data.fingerprint)

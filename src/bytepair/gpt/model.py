@@ -40,9 +40,7 @@ class GPTConfig:
 
     def __post_init__(self):
         for name in ("vocab_size", "block_size", "embedding_dim", "num_heads", "num_layers", "expansion_factor"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise GPTSettingError(f"{name}={value!r} must be a positive integer")
+            check_positive_int(name, getattr(self, name))
         if self.embedding_dim % self.num_heads:
             raise GPTSettingError(
                 f"embedding_dim={self.embedding_dim!r} is not divisible by "
@@ -59,6 +57,12 @@ class GPTConfig:
     def from_dict(cls, values: dict) -> GPTConfig:
         """Inverse of ``to_dict``; unknown or missing fields are a ``GPTSettingError``."""
         return settings_from_dict(cls, values, "model")
+
+
+def check_positive_int(name, value):
+    """Reject anything but an integer >= 1 for a size or count setting (``batch_size``, ...)."""
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise GPTSettingError(f"{name}={value!r} must be a positive integer")
 
 
 def settings_from_dict(cls, values, kind):

@@ -25,7 +25,7 @@ from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_mo
 from bytepair.gpt.data import EncodedData, aligned_spans, load_data, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
-from bytepair.gpt.model import GPT, GPTConfig, resolve_device, settings_from_dict
+from bytepair.gpt.model import GPT, GPTConfig, check_positive_int, resolve_device, settings_from_dict
 
 # AdamW's betas as in GPT-2/nanoGPT: a shorter second-moment memory than the default 0.999,
 # which keeps small, noisy-batch runs stable.
@@ -53,7 +53,7 @@ class TrainConfig:
 
     def __post_init__(self):
         for name in ("max_steps", "batch_size"):
-            _check_positive_int(name, getattr(self, name))
+            check_positive_int(name, getattr(self, name))
         if not isinstance(self.warmup_steps, int) or self.warmup_steps < 0:
             raise GPTSettingError(f"warmup_steps={self.warmup_steps!r} must be an integer >= 0")
         if not 0 < self.learning_rate < 1:
@@ -78,11 +78,6 @@ class TrainConfig:
     def from_dict(cls, values: dict) -> TrainConfig:
         """Inverse of ``to_dict``; unknown or missing fields are a ``GPTSettingError``."""
         return settings_from_dict(cls, values, "training")
-
-
-def _check_positive_int(name, value):
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise GPTSettingError(f"{name}={value!r} must be a positive integer")
 
 
 def learning_rate_at(step: int, config: TrainConfig) -> float:
@@ -206,7 +201,7 @@ def train_until_done(run, train_ids, validate, *, eval_interval, checkpoint, pro
 
     ``validate(model) -> Evaluation`` gives the validation figure for the curve.
     """
-    _check_positive_int("eval_interval", eval_interval)
+    check_positive_int("eval_interval", eval_interval)
     if not run.history:
         _record(run, validate(run.model), train_loss=None)
     losses = []
@@ -312,6 +307,8 @@ def train(
     WARNING: refuses to start over an existing checkpoint (pass ``resume=True`` or another
     ``out_dir``) and refuses to resume one trained with another tokenizer.
     """
+    check_positive_int("eval_interval", eval_interval)
+    check_positive_int("eval_batch_size", eval_batch_size)
     device = resolve_device(device)
     data = load_data(data_dir, vocab_dir=vocab_dir)
     checkpoint = checkpoint_file(out_dir if out_dir is not None else default_out_dir(data_dir))
