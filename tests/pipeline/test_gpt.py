@@ -29,6 +29,7 @@ from bytepair.gpt.checkpoint import read_checkpoint, restore_model, save_checkpo
 from bytepair.gpt.cli import main as gpt_main  # noqa: E402
 from bytepair.gpt.data import Span, TokenLengths, aligned_spans, sample_batch  # noqa: E402
 from bytepair.gpt.evaluation import evaluate_span, summed_nll  # noqa: E402
+from bytepair.gpt.model import training_step_bytes  # noqa: E402
 from datafiles import data_dir  # noqa: E402
 
 TINY = dict(block_size=16, embedding_dim=32, num_heads=2, num_layers=2, dropout=0.0)
@@ -642,3 +643,22 @@ def test_compare_refuses_a_size_of_zero_before_training(prepared, tmp_path, sett
     with pytest.raises(gpt.GPTSettingError, match=f"{setting}=0"):
         gpt.compare(prepared[0], tmp_path, **{**COMPARE, setting: 0})
     assert not list(tmp_path.iterdir())
+
+
+def test_train_refuses_a_model_that_cannot_fit_in_memory(prepared, tmp_path, capsys):
+    # 10**12 tokens of context: petabytes, so no machine fits it and nothing may be allocated
+    with pytest.raises(gpt.GPTSettingError, match=r"block_size=1000000000000 .* GB of memory on cpu"):
+        gpt.train(prepared[0] / "encoded_bpe", tmp_path / "big", device="cpu", progress=False, block_size=10**12)
+    args = ["train", str(prepared[0] / "encoded_bpe"), "--out", str(tmp_path / "big"), "--block-size", str(10**12)]
+    assert gpt_main([*args, "--device", "cpu", "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and error.count("\n") == 1 and "block_size=1000000000000" in error
+    assert not (tmp_path / "big").exists()
+
+
+def test_training_memory_estimate_counts_the_model_and_its_logits():
+    config = gpt.GPTConfig(vocab_size=50, **TINY)
+    model, activations = training_step_bytes(config, 4)
+    # float32 weights, gradients and AdamW's two moments; the (B, T, V) logits and their gradient
+    assert model == 4 * 4 * sum(p.numel() for p in gpt.GPT(config).parameters())
+    assert activations >= 2 * 4 * (4 * 16 * 50)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import os
 from dataclasses import dataclass
 
 import torch
@@ -208,6 +209,67 @@ def _init_weights(module: nn.Module) -> None:
         nn.init.normal_(module.weight, mean=0.0, std=0.02)
     if isinstance(module, nn.Linear) and module.bias is not None:
         nn.init.zeros_(module.bias)
+
+
+def parameter_count(config: GPTConfig) -> int:
+    """The model's parameters (the tied embedding once), counted without allocating them."""
+    with torch.device("meta"):  # shapes only: no memory, however large the config
+        return sum(parameter.numel() for parameter in GPT(config).parameters())
+
+
+def training_step_bytes(config: GPTConfig, batch_size: int) -> tuple[int, int]:
+    """A lower bound on the float32 bytes one training step holds: ``(model, activations)``.
+
+    The model counts 4 copies of the parameters (weights, gradients, AdamW's two moments). The
+    activations count, per token, what the backward pass must keep in each layer (the two norms'
+    outputs, q, k, v, the attention output, the block input, the MLP's two expanded tensors) and
+    the logits with their gradient; attention's (T, T) scores are left out, as fused kernels never
+    store them, so a run can still need more than this.
+    """
+    model = 4 * 4 * parameter_count(config)
+    per_token = config.num_layers * (6 + 2 * config.expansion_factor) * config.embedding_dim + 2 * config.vocab_size
+    return model, 4 * batch_size * config.block_size * per_token
+
+
+def device_memory(device) -> int | None:
+    """Total bytes of memory on ``device``, or ``None`` where it is not known (then nothing is checked)."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.get_device_properties(device).total_memory
+    if device.type == "cpu":
+        try:
+            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
+            return None
+    return None
+
+
+def check_training_fits(config: GPTConfig, batch_size: int, device) -> None:
+    """Refuse a model and batch whose training step cannot fit in the device's total memory, before
+    anything is allocated (``training_step_bytes`` is a lower bound, so nothing that fits is refused)."""
+    memory = device_memory(device)
+    model, activations = training_step_bytes(config, batch_size)
+    if memory is None or model + activations <= memory:
+        return
+    smaller = "block_size, embedding_dim or num_layers" if model > memory else "block_size or batch_size"
+    raise GPTSettingError(
+        f"block_size={config.block_size!r} with batch_size={batch_size!r} (embedding_dim="
+        f"{config.embedding_dim!r}, num_layers={config.num_layers!r}, vocab_size={config.vocab_size!r}) needs "
+        f"at least {_gigabytes(model + activations)} per training step ({_gigabytes(model)} for the model, its "
+        f"gradients and AdamW state, {_gigabytes(activations)} of activations), more than the "
+        f"{_gigabytes(memory)} of memory on {device}; use a smaller {smaller}"
+    )
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` is torch failing to allocate: CUDA's error, or the CPU allocator's."""
+    return isinstance(error, torch.OutOfMemoryError) or (
+        isinstance(error, RuntimeError) and "can't allocate memory" in str(error)
+    )
+
+
+def _gigabytes(size: int) -> str:
+    return f"{size / 1e9:,.1f} GB"
 
 
 def resolve_device(device=None) -> torch.device:

@@ -25,7 +25,15 @@ from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_mo
 from bytepair.gpt.data import EncodedData, aligned_spans, load_data, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
 from bytepair.gpt.evaluation import Evaluation, evaluate_span
-from bytepair.gpt.model import GPT, GPTConfig, check_positive_int, resolve_device, settings_from_dict
+from bytepair.gpt.model import (
+    GPT,
+    GPTConfig,
+    check_positive_int,
+    check_training_fits,
+    is_out_of_memory,
+    resolve_device,
+    settings_from_dict,
+)
 
 # AdamW's betas as in GPT-2/nanoGPT: a shorter second-moment memory than the default 0.999,
 # which keeps small, noisy-batch runs stable.
@@ -138,6 +146,7 @@ class TrainingRun:
 
 def new_run(data: EncodedData, model_config: GPTConfig, config: TrainConfig, device) -> TrainingRun:
     """A fresh model and optimizer, every random number drawn from ``config.seed``."""
+    check_training_fits(model_config, config.batch_size, device)
     torch.manual_seed(config.seed)
     model = GPT(model_config).to(device)
     batches = torch.Generator().manual_seed(config.seed)
@@ -150,6 +159,7 @@ def resume_run(content: dict, data: EncodedData, device, max_steps=None) -> Trai
     """The run a checkpoint holds, ready to continue (optionally to a new ``max_steps``)."""
     saved_config = TrainConfig.from_dict(content["train_config"])
     config = saved_config if max_steps is None else dataclasses.replace(saved_config, max_steps=max_steps)
+    check_training_fits(GPTConfig.from_dict(content["model_config"]), config.batch_size, device)
     model = restore_model(content).to(device).train()
     optimizer = _optimizer(model, config)
     optimizer.load_state_dict(content["optimizer"])
@@ -340,7 +350,16 @@ def train(
         model_config = GPTConfig(vocab_size=data.vocab_size, **model_settings)
         config = TrainConfig(**recipe, **({} if max_steps is None else {"max_steps": max_steps}))
         run = new_run(data, model_config, config, device)
-    return _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eval_batch_size, progress)
+    try:
+        return _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eval_batch_size, progress)
+    except RuntimeError as error:
+        if not is_out_of_memory(error):
+            raise
+        # what check_training_fits cannot see: attention scores some kernels store, other processes
+        raise GPTSettingError(
+            f"out of memory on {device} training with block_size={run.model.config.block_size!r} and "
+            f"batch_size={run.config.batch_size!r}; use a smaller block_size or batch_size"
+        ) from None
 
 
 def _train_and_report(run, data, checkpoint, eval_interval, eval_characters, eval_batch_size, progress):
