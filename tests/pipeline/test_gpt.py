@@ -662,3 +662,21 @@ def test_training_memory_estimate_counts_the_model_and_its_logits():
     # float32 weights, gradients and AdamW's two moments; the (B, T, V) logits and their gradient
     assert model == 4 * 4 * sum(p.numel() for p in gpt.GPT(config).parameters())
     assert activations >= 2 * 4 * (4 * 16 * 50)
+
+
+@pytest.mark.parametrize("out", ["small.txt", "small.txt/run", "small.txt/checkpoint.pt"])
+def test_train_out_that_is_a_file_is_refused_before_training(prepared, tmp_path, monkeypatch, capsys, out):
+    monkeypatch.chdir(tmp_path)
+    Path("small.txt").write_text("notes\n", encoding="utf-8")
+    args = ["train", str(prepared[0] / "encoded_bpe"), "--out", out, "--max-steps", "1", "--no-progress"]
+    assert gpt_main(args) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: --out ") and error.count("\n") == 1 and "'small.txt' is a file" in error
+    assert Path("small.txt").read_text(encoding="utf-8") == "notes\n"
+
+
+def test_compare_out_that_is_a_file_is_refused(prepared, tmp_path, capsys):
+    (tmp_path / "small.txt").write_text("notes\n", encoding="utf-8")
+    assert gpt_main(["compare", str(prepared[0]), "--out", str(tmp_path / "small.txt"), "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: --out ") and error.count("\n") == 1 and "is a file" in error

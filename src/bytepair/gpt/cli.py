@@ -12,8 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
-from bytepair._cliutil import HelpFormatter, positive_count
+from bytepair._cliutil import HelpFormatter, check_output_file, check_output_folder, positive_count
 
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
     "max_steps": 2000,
@@ -229,12 +230,18 @@ def _add_compare(commands):
 
 def _run_train(args) -> int:
     from bytepair.gpt.evaluation import format_bits
-    from bytepair.gpt.training import train
+    from bytepair.gpt.training import default_out_dir, train
 
+    out = args.out if args.out is not None else default_out_dir(args.data)
+    # here, not when the first checkpoint is written after minutes of training
+    if Path(out).suffix == ".pt":  # the checkpoint file itself (see checkpoint_file)
+        check_output_file(out, flag="--out", example="checkpoint.pt")
+    else:
+        check_output_folder(out, "--out")
     names = list(TRAIN_DEFAULTS)
     result = train(
         args.data,
-        args.out,
+        out,
         **{name: getattr(args, name) for name in names},
         eval_interval=args.eval_interval,
         eval_characters=args.eval_characters,
@@ -302,6 +309,7 @@ def _run_sample(args) -> int:
 def _run_compare(args) -> int:
     from bytepair.gpt.comparison import compare
 
+    check_output_folder(args.out, "--out")  # before any model is trained
     settings = {
         name: getattr(args, name)
         for name in (
