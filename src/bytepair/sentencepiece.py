@@ -41,6 +41,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .ids import checked_id
 from .normalize import clean_surrogates
 from .reference_sentencepiece import (
     BYTE,
@@ -419,6 +420,18 @@ class SentencePieceTokenizer(Tokenizer):
             out.append(value)
             text_so_far = text_so_far or bool(value)
         return b"".join(out)
+
+    def token_bytes(self, token_id: int) -> bytes:
+        """One piece's bytes with ``▁`` as a space (``b" world"`` for ``▁world``), as it stands in
+        the text sentencepiece encodes (its dummy prefix included); a control piece's own string.
+        (``decode_bytes([id])`` drops a leading space: the dummy prefix of a text that starts there.)
+        """
+        token_id = checked_id(token_id)
+        value = self._sp.token_value(token_id)
+        if value is None:
+            raise self._id_error(token_id, 0)
+        data = self._sp.token_bytes[token_id]
+        return value.encode("utf-8") if data is None else data
 
     def token_string(self, token_id: int) -> str:
         """The piece as sentencepiece shows it (``▁the``, ``<0x0A>``, ``<s>``)."""

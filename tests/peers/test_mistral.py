@@ -109,6 +109,19 @@ def test_sentencepiece_batch_arrays_and_corpus_shards_hold_sentencepieces_ids(sp
     assert shard.tolist() == [i for ids in sp.encode(lines) for i in ids]
 
 
+def test_sentencepiece_token_bytes_are_the_pieces_with_spaces_and_the_viewer_shows_them(sp_pair):
+    from bytepair.view import token_spans
+
+    tok, sp = sp_pair
+    world = sp.piece_to_id("▁world")
+    assert tok.token_bytes(world) == b" world"  # decode_bytes([world]) drops it as a dummy prefix
+    assert tok.token_bytes(sp.piece_to_id("<0x0A>")) == b"\n" and tok.token_bytes(1) == b"<s>"
+    text = "Hello  world\nline two"
+    spans = token_spans(tok, text)
+    assert [span.id for span in spans] == sp.encode(text)
+    assert b"".join(span.bytes for span in spans) == ("▁" + text.replace(" ", "▁")).replace("▁", " ").encode()
+
+
 def test_sentencepiece_udhr_slices(sp_pair):
     tok, sp = sp_pair
     for name, text in corpus_texts("udhr", 400):

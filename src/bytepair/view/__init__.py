@@ -69,6 +69,11 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
     ids = tokenizer.encode(text, allowed_special=allowed_special, disallowed_special=())
     data = text.encode("utf-8", errors="surrogatepass")
     pieces = [tokenizer.token_bytes(i) for i in ids]
+    if b"".join(pieces) != data and hasattr(tokenizer, "normalize_text") and tokenizer.decode(ids) == text:
+        # sentencepiece encodes its own normalized text (a space before it, "▁" for each
+        # space): the page shows that text, whose bytes its pieces are
+        data = b"".join(pieces)
+        text = data.decode("utf-8", errors="surrogatepass")
     if b"".join(pieces) != data:
         raise ViewError(
             f"tokenizer {_label(tokenizer)!r} does not decode its own ids back to the text; "
