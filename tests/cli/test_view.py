@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -271,6 +272,16 @@ def test_char_level_spans_and_special_tokens():
     assert [s.id for s in token_spans(tok, text)] == tok.encode(text, disallowed_special=())
 
 
+def test_lone_surrogates_are_shown_as_encoding_sees_them():
+    # encoding's rule: a surrogate pair is its character, a lone surrogate U+FFFD
+    tok = bytepair.Tokenizer(mode="byte")
+    text = "x\ud800y\ud83d\ude00"
+    parser = _Spans()
+    parser.feed(view_page(text, [("bytes", tok)]))
+    assert "".join(span["text"] for span in parser.spans) == "x\ufffdy\U0001f600"
+    assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
+
+
 def test_normalization_offsets_refer_to_the_normalized_text():
     tok = bytepair.Tokenizer(mode="byte", normalization="NFKC")
     page = view_page("ﬁ", [("nfkc", tok)])
@@ -351,6 +362,62 @@ def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
     parser = _Spans()
     parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
     assert "".join(span["text"] for span in parser.spans) == "hello"
+
+
+def test_cli_text_argument_that_is_not_utf8_shows_u_fffd(tmp_path, capsys):
+    # Python hands an argument's bad bytes over as lone surrogates (surrogateescape): b"x\xffy"
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    assert main(["view", "x\udcffy", "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 0
+    assert "not UTF-8 (byte 1: b'\\xff')" in capsys.readouterr().err
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert "".join(span["text"] for span in parser.spans) == "x\ufffdy"
+    # a file whose name is not UTF-8 is read, its name shown with U+FFFD
+    name = tmp_path / os.fsdecode(b"n\xffame.txt")
+    name.write_text("hi", encoding="utf-8")
+    assert main(["view", str(name), "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 0
+    assert "<title>bytepair view: n\ufffdame.txt</title>" in (tmp_path / "p.html").read_text(encoding="utf-8")
+
+
+def test_cli_empty_text_argument_is_an_empty_text(tmp_path):
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    assert main(["view", "", "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 0
+    page = (tmp_path / "p.html").read_text(encoding="utf-8")
+    parser = _Spans()
+    parser.feed(page)
+    assert parser.spans == [] and "0 characters, 0 bytes" in page
+
+
+def test_cli_refuses_a_device_and_reads_a_fifo(tmp_path, capsys):
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    assert main(["view", os.devnull, "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error:") and error.count("\n") == 1 and "is a device" in error
+    assert not (tmp_path / "p.html").exists()
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=fifo.write_text, args=("from a fifo",), kwargs={"encoding": "utf-8"})
+    writer.start()
+    try:
+        assert main(["view", str(fifo), "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 0
+    finally:
+        writer.join()
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert "".join(span["text"] for span in parser.spans) == "from a fifo"
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/version"), reason="needs /proc (Linux)")
+def test_cli_output_that_cannot_be_written_is_one_error_naming_it(tmp_path, capsys):
+    # /proc lets no file be made beside /proc/version (where the page is staged), even for root
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    assert main(["view", "hi", "-t", str(tmp_path / "bytes.json"), "-o", "/proc/version"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: -o '/proc/version'") and error.count("\n") == 1 and ".tmp" not in error
 
 
 def test_compare_html_from_the_command_line(tmp_path):

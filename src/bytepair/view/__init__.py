@@ -20,7 +20,8 @@ character belongs to the token that holds its last byte.** So
     - a token inside one character (neither starting nor completing one) has
       ``data-start == data-end`` and no text, only its escapes.
 The spans' texts, in order, concatenate to exactly the text, except that U+0000, which HTML
-cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀").
+cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀"). The text is the one
+encoding sees: a lone surrogate is U+FFFD.
 
 Example:
     >>> import bytepair
@@ -40,7 +41,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import BytepairError, ViewError
-from ..normalize import normalize
+from ..normalize import clean_surrogates, normalize
 
 # Pastel backgrounds that keep black text readable; neighbours never share a colour.
 NUL_SHOWN = "\u2400"  # what a span shows for U+0000 (see the module docstring)
@@ -65,7 +66,7 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
     Special tokens in ``allowed_special`` become special tokens; other special-token strings
     are encoded as ordinary text (the viewer never refuses a text).
     """
-    text = normalize(text, tokenizer.normalization)
+    text = _seen(text, tokenizer)
     ids = tokenizer.encode(text, allowed_special=allowed_special, disallowed_special=())
     data = text.encode("utf-8", errors="surrogatepass")
     pieces = [tokenizer.token_bytes(i) for i in ids]
@@ -111,6 +112,12 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
     return spans
 
 
+def _seen(text, tokenizer):
+    # the text as encoding sees it: normalized, then surrogates by encoding's rule (a lone one,
+    # as from a command-line argument's bad bytes, is U+FFFD), so the spans join back to it
+    return clean_surrogates(normalize(text, tokenizer.normalization))
+
+
 def panel_stats(text, spans):
     """Counts and ratios of one panel: tokens, characters, bytes, per-token averages."""
     chars, size, tokens = len(text), len(text.encode("utf-8", errors="surrogatepass")), len(spans)
@@ -134,6 +141,7 @@ def view_page(text, tokenizers, *, title="bytepair view", allowed_special=frozen
         >>> "data-id" in page                            # doctest: +SKIP
         True
     """
+    text = clean_surrogates(text)  # counted as encoding sees it (a lone surrogate is U+FFFD)
     panels = [render_panel(label, tok, text, allowed_special=allowed_special) for label, tok in tokenizers]
     size = len(text.encode("utf-8", errors="surrogatepass"))
     intro = f"{len(text):,} characters, {size:,} bytes (UTF-8). Hover a token for its id and bytes."
@@ -145,7 +153,7 @@ def view_page(text, tokenizers, *, title="bytepair view", allowed_special=frozen
 
 def render_panel(label, tokenizer, text, *, allowed_special=frozenset()):
     """One tokenizer's panel: heading, statistics, info line and the spans."""
-    seen = normalize(text, tokenizer.normalization)
+    seen = _seen(text, tokenizer)
     spans = token_spans(tokenizer, seen, allowed_special=allowed_special)
     stats = panel_stats(seen, spans)
     shown = [
@@ -162,7 +170,7 @@ def render_panel(label, tokenizer, text, *, allowed_special=frozenset()):
         for (name, value), key in zip(shown, keys)
     )
     note = ""
-    if seen != text:
+    if normalize(text, tokenizer.normalization) != text:
         note = f'<p class="note">{_e(tokenizer.normalization)} normalization changed the text; offsets refer to the normalized text.</p>'
     fingerprint = tokenizer.fingerprint  # a hash over the whole vocabulary: seconds for cl100k
     return (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -81,23 +82,53 @@ def run_view(args):
         if args.max_chars < 1:
             raise UsageError(f"--max-chars must be at least 1, not {args.max_chars}")
         text = text[: args.max_chars]
-    page = view_page(text, tokenizers, title=f"bytepair view: {name}", allowed_special=allowed)
-    write_text_atomic(output, page)
+    page = view_page(text, tokenizers, title=f"bytepair view: {_shown_name(name)}", allowed_special=allowed)
+    try:
+        write_text_atomic(output, page)
+    except OSError as problem:  # e.g. a folder that lets no file be made beside the output (/proc)
+        raise UsageError(
+            f"-o {str(output)!r} cannot be written ({problem.strerror or problem}); give a file in a folder you can write to"
+        ) from None
     print(f"wrote {output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))")
     return 0
+
+
+def _shown_name(name):
+    # a file name with bytes that are not UTF-8 (lone surrogates here) cannot go into the page
+    return os.fsencode(name).decode("utf-8", errors="replace")
 
 
 def read_input(value):
     """(text, name) for ``FILE_OR_TEXT``: an existing file, ``-`` for stdin, else the text itself."""
     if value == "-":
         return read_text("-"), "stdin"
+    if value == "":  # Path("") is the current folder; the empty text is shown as an empty file is
+        return "", "text"
     path = Path(value)
     try:
-        is_file = len(value) < 4096 and "\n" not in value and (path.is_file() or path.is_fifo())  # <(...) too
-    except (OSError, ValueError):
-        is_file = False
-    if is_file:
-        return read_text(path), path.name
-    if len(value) < 4096 and "\n" not in value and path.is_dir():
+        exists = len(value) < 4096 and "\n" not in value and path.exists()
+    except (OSError, ValueError):  # a name too long, or with a NUL: not a file
+        exists = False
+    if exists and path.is_dir():
         raise UsageError(f"{value!r} is a folder; give a text file, - for standard input, or the text itself")
-    return value, "text"
+    if exists:  # a file or a FIFO (<(...)) is read; read_text refuses a device with one line
+        return read_text(path), path.name
+    return _argument_text(value), "text"
+
+
+def _argument_text(value):
+    # Python hands undecodable argument bytes over as lone surrogates; they are decoded as the
+    # live page decodes typed text (bad UTF-8 is U+FFFD), and said so, rather than refused.
+    try:
+        data = os.fsencode(value)
+    except UnicodeEncodeError:  # surrogates that no bytes gave (main() called from Python)
+        return value
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        print(
+            f"note: the text argument is not UTF-8 (byte {bad.start}: {data[bad.start : bad.start + 1]!r}); "
+            "each bad byte sequence is shown as U+FFFD",
+            file=sys.stderr,
+        )
+        return data.decode("utf-8", errors="replace")
