@@ -10,6 +10,7 @@ the input text for the characters. They skip, saying why, where Chromium is not 
 from __future__ import annotations
 
 import html
+import http.client
 import json
 import os
 import re
@@ -453,3 +454,24 @@ def test_live_server_answers_panels():
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_live_server_answers_400_to_a_bad_content_length(capsys):
+    tok = bytepair.Tokenizer(mode="byte")
+    server = live_server([("bytes", tok)], port=0)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        for length in ("abc", "-5", "9" * 5000):
+            connection = http.client.HTTPConnection("127.0.0.1", server.server_address[1], timeout=10)
+            connection.putrequest("POST", "/panels")
+            connection.putheader("Content-Length", length)
+            connection.endheaders(b"hi")
+            reply = connection.getresponse()
+            assert reply.status == 400
+            assert reply.read().decode("utf-8").startswith("Content-Length must be a byte count")
+            connection.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert "Traceback" not in capsys.readouterr().err

@@ -465,7 +465,14 @@ def live_server(tokenizers, *, port=8000, host="127.0.0.1", allowed_special=froz
             if self.path != "/panels":
                 self._reply(404, b"not found", "text/plain")
                 return
-            length = int(self.headers.get("Content-Length") or 0)
+            given = self.headers.get("Content-Length") or "0"
+            try:
+                length = int(given)
+            except ValueError:  # not a number, or past int's digit limit
+                length = -1
+            if length < 0:
+                self._reply(400, f"Content-Length must be a byte count, not {given!r}".encode(), "text/plain")
+                return
             if length > MAX_LIVE_BYTES:
                 self._reply(413, f"text over {MAX_LIVE_BYTES:,} bytes".encode(), "text/plain")
                 return
