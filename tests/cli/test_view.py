@@ -54,6 +54,7 @@ PROBE = r"""<script>
       stats: Object.fromEntries(Array.from(panel.querySelectorAll('[data-stat]')).map(d => [d.dataset.stat, d.textContent])),
       ids: spans.map(s => +s.dataset.id), starts: spans.map(s => +s.dataset.start), ends: spans.map(s => +s.dataset.end),
       texts: spans.map(s => s.textContent), titles: spans.map(s => s.title), tails: spans.map(s => s.dataset.tail || ''),
+      boxes: spans.map(s => { const box = s.getBoundingClientRect(); return [box.left, box.top, box.width]; }),
       hovered: hovered,
     };
   });
@@ -149,6 +150,37 @@ def test_a_nul_character_shows_as_its_symbol_in_chromium(tmp_path):
     panels = rendered_panels(view_page(text, [("t", tok)]), tmp_path)
     assert panels[0]["ids"] == tok.encode(text)
     assert "".join(panels[0]["texts"]) == text.replace("\x00", "\u2400")
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_tokens_of_invisible_characters_have_width_in_chromium(tmp_path):
+    # a lone CR, U+200B, U+FEFF and a variation selector are drawn 0 px wide: a marker shows them,
+    # outside the span's text, which still joins back to the text
+    text = "A\rB C\u200bD E\ufeffF \ufe0f\n"
+    tok = bytepair.Tokenizer(mode="char", base_tokens=sorted(set(text)))
+    panel = rendered_panels(view_page(text, [("chars", tok)]), tmp_path)[0]
+    check_panel(panel, tok, text)
+    assert all(width > 0 for _, _, width in panel["boxes"]), list(zip(panel["texts"], panel["boxes"]))
+    infos = {panel["texts"][index]: info for index, info, _ in panel["hovered"]}
+    assert '"\\u200b"' in infos["\u200b"] and '"\\ufeff"' in infos["\ufeff"]
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_bidi_controls_do_not_reorder_tokens_in_chromium(tmp_path):
+    # a right-to-left override (U+202E) or embedding would draw the tokens after it right to
+    # left; each token is isolated, so tokens are drawn left to right in their order
+    text = "abc \u202e evil \u202bmore\u202c rest \u2067of\u2069 line"
+    tok = bytepair.Tokenizer(mode="char", base_tokens=sorted(set(text)), merges=[("\u202e", " ")])
+    panel = rendered_panels(view_page(text, [("chars", tok)]), tmp_path)[0]
+    check_panel(panel, tok, text)
+    lefts = [left for left, top, _ in panel["boxes"]]
+    assert len({top for _, top, _ in panel["boxes"]}) == 1, "the text should fit on one line"
+    assert lefts == sorted(lefts) and len(set(lefts)) == len(lefts), list(zip(panel["texts"], lefts))
+    # the info line shows a bidi control as an escape, so that it does not reorder the line
+    (info,) = [info for index, info, _ in panel["hovered"] if panel["texts"][index] == "\u202e "]
+    assert '"\\u202e "' in info
 
 
 @pytest.mark.data
@@ -281,6 +313,20 @@ def test_lone_surrogates_are_shown_as_encoding_sees_them():
     parser.feed(view_page(text, [("bytes", tok)]))
     assert "".join(span["text"] for span in parser.spans) == "x\ufffdy\U0001f600"
     assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
+
+
+def test_invisible_tokens_carry_a_marker_outside_their_text():
+    tok = bytepair.Tokenizer(mode="char", base_tokens=["a", "\r", "\u200b", "\x07", "\n"])
+    parser = _Spans()
+    parser.feed(view_page("a\r\u200ba\x07\n", [("chars", tok)]))
+    assert [(span["text"], span.get("data-shown")) for span in parser.spans] == [
+        ("a", None),
+        ("\r", "\u240d"),
+        ("\u200b", "\\u200b"),
+        ("a", None),
+        ("\x07", "\u2407"),
+        ("\n", None),  # a line break has its own mark
+    ]
 
 
 def test_normalization_offsets_refer_to_the_normalized_text():

@@ -21,7 +21,10 @@ character belongs to the token that holds its last byte.** So
       ``data-start == data-end`` and no text, only its escapes.
 The spans' texts, in order, concatenate to exactly the text, except that U+0000, which HTML
 cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀"). The text is the one
-encoding sees: a lone surrogate is U+FFFD.
+encoding sees: a lone surrogate is U+FFFD. A token made only of characters drawn with no width
+(a lone CR, U+200B, U+FEFF, bidi controls) keeps them as its text and gets a marker (``␍``,
+``\\u200b``) drawn by CSS from ``data-shown``; every span isolates its direction (CSS
+``unicode-bidi: isolate``), so a right-to-left override cannot reorder the tokens after it.
 
 Example:
     >>> import bytepair
@@ -36,6 +39,7 @@ from __future__ import annotations
 
 import html
 import sys
+import unicodedata
 from typing import NamedTuple
 
 import numpy as np
@@ -194,15 +198,45 @@ def render_spans(text, spans):
         piece = text[span.start : span.end]
         if "\n" in piece and not piece.strip():
             classes += " nl"  # a run of line breaks: mark it, or its colour is invisible
+        shown = ""
+        if piece and all(_invisible(char) for char in piece):
+            classes += " z"  # drawn 0 px wide: CSS shows data-shown instead, so it can be hovered
+            shown = f' data-shown="{_e("".join(map(_marker, piece)))}"'
         hover = f"id {span.id} · bytes {span.bytes.hex(' ')}"
         if span.tail or span.head:
             hover += " · splits a character"
         tail = f' data-tail="{_e(_escapes(span.tail))}"' if span.tail else ""
         out.append(
             f'<span class="{classes}" data-id="{span.id}" data-start="{span.start}" data-end="{span.end}"'
-            f' title="{_e(hover)}"{tail}>{_text(piece)}</span>'
+            f' title="{_e(hover)}"{tail}{shown}>{_text(piece)}</span>'
         )
     return "".join(out)
+
+
+# Drawn with no width (or as nothing) though they are characters: format characters (U+200B,
+# U+FEFF, bidi controls), controls other than tab and line feed, and the default-ignorable ones
+# that are not format characters (variation selectors, Hangul fillers). U+0000 has its symbol.
+_IGNORABLE = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x180B, 0x180F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xE0100, 0xE01EF),
+)  # fmt: skip
+
+
+def _invisible(char):
+    if char in "\t\n\x00":
+        return False
+    code = ord(char)
+    return unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp") or any(lo <= code <= hi for lo, hi in _IGNORABLE)
+
+
+def _marker(char):
+    # C0 controls and DEL as their control pictures (as U+0000 is), the rest as escapes: \u200b
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return char.encode("unicode_escape").decode("ascii")
 
 
 def _escapes(data):
@@ -248,11 +282,12 @@ header p { margin: 0 0 10px; color: #555; }
 .info { font: 12px/1.4 ui-monospace, monospace; background: #f1f1f1; padding: 3px 6px; border-radius: 4px;
         min-height: 1.4em; margin-bottom: 6px; white-space: pre-wrap; overflow-wrap: anywhere; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 78vh; overflow: auto; font: 14px/1.7 ui-monospace, monospace; }
-.t { border-radius: 3px; box-shadow: inset 0 0 0 1px rgba(0,0,0,.06); }
+.t { border-radius: 3px; box-shadow: inset 0 0 0 1px rgba(0,0,0,.06); unicode-bidi: isolate; }
 .t:hover, .t.hl { outline: 2px solid #333; }
 .t.p { box-shadow: none; border: 1px dashed #b00; }
 .t[data-tail]::after { content: attr(data-tail); font-size: 10px; color: #b00; }
 .t.nl::before { content: "\\21b5"; color: #999; }
+.t.z::before { content: attr(data-shown); font-size: 10px; color: #777; }
 .t.s { font-weight: 700; box-shadow: inset 0 0 0 2px #555; }
 table { border-collapse: collapse; background: #fff; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
@@ -267,6 +302,9 @@ th.group { text-align: center; cursor: default; border-left: 2px solid #fff; }
 # On hover: the token's id, bytes and character range in the panel's info line, and the tokens
 # covering the same characters outlined in the other panels (binary search: spans are in order).
 VIEW_SCRIPT = r"""
+// format characters as escapes in the info line: a bidi control there would reorder the line
+const INVISIBLE = /[\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+const escape = c => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0');
 function bindPanels() {
   const panels = Array.from(document.querySelectorAll('.panel'));
   const spans = panels.map(p => Array.from(p.querySelectorAll('.t')));
@@ -281,7 +319,7 @@ function bindPanels() {
     const bytes = span.title.split(' · ')[1] || '';
     const tail = span.dataset.tail ? ' + ' + span.dataset.tail : '';
     return 'id ' + span.dataset.id + ' · ' + bytes + ' · chars ' + start + '–' + end + ' · ' +
-      JSON.stringify(span.textContent) + tail;
+      JSON.stringify(span.textContent).replace(INVISIBLE, escape) + tail;
   }
   panels.forEach((panel, index) => {
     const info = panel.querySelector('.info');
