@@ -91,7 +91,12 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             write(file)
         return Path(path)
     final = resolve_target(path)
-    temporary = staging_path(final)
+    try:
+        temporary = staging_path(final)
+    except OSError as error:  # it named the staging file, which the user never asked for
+        raise type(error)(
+            error.errno, f"cannot write it: {error.strerror} for a new file in its folder", path
+        ) from None
     try:
         with open(temporary, "wb") as file:
             write(file)

@@ -41,6 +41,18 @@ def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["out.bin"]
 
 
+def test_a_folder_that_takes_no_new_file_names_the_target_not_the_staging_file(tmp_path):
+    # a file of /proc can be opened, but no file can be made beside it; a read-only folder
+    # would do too, but root writes into those
+    target = "/proc/version"
+    if not os.path.isfile(target):
+        pytest.skip("needs Linux's /proc/version, a file in a folder that takes no new file")
+    with pytest.raises(OSError) as caught:
+        _io.write_text_atomic(target, "x")
+    assert str(caught.value).endswith(": '/proc/version'") and ".tmp" not in str(caught.value)
+    assert "cannot write it" in str(caught.value)
+
+
 def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
     real = tmp_path / "store" / "tokenizer.json"
     real.parent.mkdir()
