@@ -45,6 +45,19 @@ def run(capsys, *args):
     return code, captured.out, captured.err
 
 
+# -- -t with --vocab-dir ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["inspect", "encode", "decode"])
+def test_a_tokenizer_file_is_loaded_whatever_vocab_dir_says(files, tmp_path, capsys, command):
+    arguments = {"inspect": ["{tok}"], "encode": ["-t", "{tok}", "{text}"], "decode": ["-t", "{tok}", "104", "105"]}
+    filled = [a.format(tok=files / "tok.json", text=files / "text.txt") for a in arguments[command]]
+    code, out, err = run(capsys, command, *filled, "--vocab-dir", tmp_path)  # a folder of published files
+    assert code == 0, err
+    assert out and not err
+    assert bytepair.load(files / "tok.json", path=tmp_path).fingerprint == bytepair.load(files / "tok.json").fingerprint
+
+
 # -- an output that is an input ---------------------------------------------------------------
 
 

@@ -90,10 +90,12 @@ def load(
     if not isinstance(name, (str, os.PathLike)) or not str(name):
         raise FormatError(f"vocabulary name must be a non-empty string, not {name!r}; known names: {', '.join(KNOWN)}")
     canonical = ALIASES.get(str(name), str(name))
+    # a file or folder named outright is loaded; a folder ``path`` is where published names are
+    # found (the CLI passes --vocab-dir for every -t), a file ``path`` is what to load
+    if canonical not in KNOWN and Path(name).exists() and (path is None or Path(path).is_dir()):
+        return _load_path(Path(name), None)
     if path is not None:
         return _load_path(Path(path), canonical)
-    if canonical not in KNOWN and Path(name).exists():
-        return _load_path(Path(name), None)
     if canonical not in KNOWN and _looks_like_a_path(str(name)):
         raise FormatError(f"{name}: no such tokenizer file or folder")
     if canonical not in KNOWN:
