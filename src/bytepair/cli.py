@@ -509,6 +509,12 @@ def _run_inspect(args):
         return 0
     if tokenizer.rule == "replay":
         kind, merges = ("character_bpe" if tokenizer.mode == "char" else "byte_bpe"), len(tokenizer.merges)
+    elif tokenizer.rule == "tiktoken":  # its pair table holds every split of every token, not merges
+        longer = sum(1 for value in tokenizer.model.token_bytes if value is not None and len(value) > 1)
+        kind, merges = (
+            "byte_bpe (tiktoken ranks)",
+            f"- (a rank per token, no merge list; {longer:,} tokens of 2+ bytes)",
+        )
     elif hasattr(tokenizer.model, "merge_pairs"):
         kind, merges = f"byte_bpe ({tokenizer.rule} ranks)", len(tokenizer.model.merge_pairs())
     else:  # a SentencePiece model: pieces with scores, merged by score, no merge list

@@ -128,6 +128,17 @@ def test_inspect_shows_type_size_fingerprint_and_longest_tokens(trained):
     assert len(vocab.stdout.splitlines()) == data["vocab_size"]
 
 
+@pytest.mark.data
+def test_inspect_of_tiktoken_ranks_counts_tokens_not_splits():
+    from datafiles import data_file
+
+    folder = data_file("vocab")
+    result = bytepair("inspect", "gpt2", "--vocab-dir", folder)
+    merges = (folder / "gpt2" / "vocab.bpe").read_text(encoding="utf-8").splitlines()[1:]
+    count = len([line for line in merges if line.strip()])  # GPT-2's own merge list: 50,000
+    assert f"merges        - (a rank per token, no merge list; {count:,} tokens of 2+ bytes)" in result.stdout
+
+
 def test_unknown_characters_are_one_clear_line_and_exit_2(trained):
     _, out, _ = trained
     result = bytepair("encode", "-t", out, stdin="the ü cat ß")
