@@ -638,6 +638,24 @@ def test_eval_refuses_a_batch_size_below_one(trained, prepared, capsys, batch_si
     assert error.startswith("error: ") and error.count("\n") == 1 and f"batch_size={batch_size}" in error
 
 
+def test_running_out_of_memory_in_eval_is_one_line_naming_the_sizes(trained, prepared, capsys, monkeypatch):
+    import torch
+
+    import bytepair.gpt.evaluation as evaluation
+
+    def out_of_memory(*args, **kwargs):  # what torch raises when the CPU allocator fails
+        raise RuntimeError("[enforce fail at alloc_cpu.cpp:119] DefaultCPUAllocator: can't allocate memory")
+
+    monkeypatch.setattr(evaluation, "evaluate_checkpoint", out_of_memory)
+    args = ["eval", str(trained[0]), str(prepared[0] / "encoded_bpe"), "--batch-size", "4096", "--device", "cpu"]
+    assert gpt_main(args) == 2
+    assert capsys.readouterr().err == "error: out of memory on cpu; use a smaller --batch-size\n"
+    monkeypatch.setattr(
+        evaluation, "evaluate_checkpoint", lambda *a, **k: (_ for _ in ()).throw(torch.OutOfMemoryError())
+    )
+    assert gpt_main(args) == 2 and capsys.readouterr().err.startswith("error: out of memory on cpu")
+
+
 @pytest.mark.parametrize("setting", ["batch_size", "block_size", "eval_batch_size"])
 def test_compare_refuses_a_size_of_zero_before_training(prepared, tmp_path, setting):
     with pytest.raises(gpt.GPTSettingError, match=f"{setting}=0"):

@@ -155,7 +155,7 @@ def _add_eval(commands):
     parser.add_argument("--batch-size", type=int, default=32, help="windows per forward pass")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     _add_common(parser, progress=False)
-    parser.set_defaults(run=_run_eval)
+    parser.set_defaults(run=_memory_errors(_run_eval))
 
 
 def _add_sample(commands):
@@ -170,7 +170,7 @@ def _add_sample(commands):
     )
     parser.add_argument("--seed", type=int, default=1337, help="sampling seed")
     _add_common(parser, progress=False, vocab_dir=False)
-    parser.set_defaults(run=_run_sample)
+    parser.set_defaults(run=_memory_errors(_run_sample))
 
 
 def _add_compare(commands):
@@ -225,7 +225,31 @@ def _add_compare(commands):
     parser.add_argument("--overwrite", action="store_true", help="replace existing checkpoints in --out")
     parser.add_argument("--json", action="store_true", help="print the comparison as JSON instead of a table")
     _add_common(parser)
-    parser.set_defaults(run=_run_compare)
+    parser.set_defaults(run=_memory_errors(_run_compare))
+
+
+# The settings that set how much memory a command takes, as argparse names them.
+SIZE_SETTINGS = ("batch_size", "eval_batch_size", "block_size")
+
+
+def _memory_errors(run):
+    """``run`` with torch's out-of-memory error as one line naming what to make smaller
+    (training turns its own into one already, naming its settings)."""
+
+    def guarded(args) -> int:
+        from bytepair.gpt.errors import GPTSettingError
+        from bytepair.gpt.model import is_out_of_memory
+
+        try:
+            return run(args)
+        except RuntimeError as error:
+            if not is_out_of_memory(error):
+                raise
+            sizes = [f"--{k.replace('_', '-')}" for k in SIZE_SETTINGS if getattr(args, k, None) is not None]
+            device = getattr(args, "device", None) or "the default device"
+            raise GPTSettingError(f"out of memory on {device}; use a smaller {' or '.join(sizes) or 'model'}") from None
+
+    return guarded
 
 
 def _run_train(args) -> int:
