@@ -14,6 +14,8 @@
 - Reading files that may come from anywhere (``/dev/zero``, a folder, JSON nested 100,000
   deep, a 5,000-digit integer): ``read_limited``, ``read_tokenizer_text``, ``parse_json`` and
   ``read_text`` end each of those in the caller's error class, naming the file.
+- ``check_output_file`` / ``check_output_folder``: an output that cannot be written, or that is
+  one of the inputs, refused (``UsageError`` naming it) before the work that would fill it.
 
 This module knows no file format.
 
@@ -38,7 +40,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import ChecksumError, DownloadError
+from .errors import ChecksumError, DownloadError, UsageError
 
 # os.umask can only be read by setting it, and setting it races with other threads; read it
 # once at import.
@@ -358,3 +360,46 @@ def parse_json(text, where, error):
 
 def _first_sentence(problem):
     return str(problem).split(";")[0]
+
+
+# -- outputs checked before the work that fills them ------------------------------------------------
+
+
+def check_output_file(path, inputs=(), *, flag="-o", example="tokenizer.bytepair.json"):
+    """Refuse an output path that cannot be written, or that names one of the ``inputs`` (files
+    read, tokenizers loaded: the write would replace them), before the work that would fill it."""
+    path = Path(path)
+    if path.is_dir():
+        raise UsageError(f"{flag} {str(path)!r} is a folder; give a file name, e.g. {str(path / example)!r}")
+    for source in inputs:
+        if source is not None and str(source) != "-" and _same_file(path, source):
+            raise UsageError(
+                f"{flag} {str(path)!r} is also an input ({str(source)!r}); writing it would replace what is "
+                "read, so give another file name"
+            )
+    _check_makeable(path, path.parent if str(path.parent) else Path("."), flag)
+
+
+def check_output_folder(path, flag="-o"):
+    """Refuse an output folder that is a file, or that cannot be made or written, before the
+    work that would fill it."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {str(path)!r} is a file; give a folder (it is made if missing)")
+    _check_makeable(path, path, flag)
+
+
+def _check_makeable(path, folder, flag):
+    # the nearest existing folder at or above `folder` must be a folder we may write in
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path("."))
+    if not existing.is_dir():
+        raise UsageError(f"{flag} {str(path)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {str(path)!r}: the folder {str(existing)!r} is not writable")
+
+
+def _same_file(left, right):
+    try:
+        return os.path.samefile(left, right) and Path(left).is_file()
+    except OSError:  # either is missing (or unreadable): not the same existing file
+        return False

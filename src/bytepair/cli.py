@@ -18,12 +18,11 @@ from pathlib import Path
 from ._cliutil import (
     HelpFormatter,
     add_training_options,
-    check_output_file,
     check_training_options,
     read_text,
     training_options,
 )
-from ._io import check_readable
+from ._io import check_output_file, check_readable
 from .artifact import ARTIFACT_NAME
 from .errors import BytepairError, DisallowedSpecialTokenError, UsageError
 from .normalize import normalize

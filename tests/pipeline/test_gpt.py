@@ -25,6 +25,7 @@ from tinygpt import UniformModel, one_torch_thread  # noqa: E402, F401 (one_torc
 
 import bytepair  # noqa: E402
 from bytepair import gpt  # noqa: E402
+from bytepair.errors import UsageError  # noqa: E402
 from bytepair.gpt.checkpoint import read_checkpoint, restore_model, save_checkpoint  # noqa: E402
 from bytepair.gpt.cli import main as gpt_main  # noqa: E402
 from bytepair.gpt.data import Span, TokenLengths, aligned_spans, sample_batch  # noqa: E402
@@ -691,6 +692,8 @@ def test_train_out_that_is_a_file_is_refused_before_training(prepared, tmp_path,
     error = capsys.readouterr().err
     assert error.startswith("error: --out ") and error.count("\n") == 1 and "'small.txt' is a file" in error
     assert Path("small.txt").read_text(encoding="utf-8") == "notes\n"
+    with pytest.raises(UsageError, match=r"out_dir 'small.txt.*' is a file"):  # the same from Python
+        gpt.train(prepared[0] / "encoded_bpe", out, max_steps=1, progress=False)
 
 
 def test_compare_out_that_is_a_file_is_refused(prepared, tmp_path, capsys):

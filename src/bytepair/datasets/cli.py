@@ -13,8 +13,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from bytepair._cliutil import HelpFormatter, add_training_options, check_output_folder, training_options
-from bytepair._io import cache_folder
+from bytepair._cliutil import HelpFormatter, add_training_options, training_options
+from bytepair._io import cache_folder, check_output_folder
 from bytepair.errors import UsageError
 
 from .blocks import ENCODE_BLOCK_CHARS

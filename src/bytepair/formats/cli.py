@@ -20,7 +20,8 @@ import json
 import sys
 from pathlib import Path
 
-from .._cliutil import HelpFormatter, check_output_file, read_text
+from .._cliutil import HelpFormatter, read_text
+from .._io import check_output_file
 from ..errors import BytepairError, UsageError
 
 

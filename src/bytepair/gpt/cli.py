@@ -14,7 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from bytepair._cliutil import HelpFormatter, check_output_file, check_output_folder, positive_count
+from bytepair._cliutil import HelpFormatter, positive_count
+from bytepair._io import check_output_file, check_output_folder
 
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
     "max_steps": 2000,

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from bytepair._io import check_output_file, check_output_folder
 from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_model, save_checkpoint
 from bytepair.gpt.data import EncodedData, aligned_spans, load_data, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
@@ -321,7 +322,13 @@ def train(
     check_positive_int("eval_batch_size", eval_batch_size)
     device = resolve_device(device)
     data = load_data(data_dir, vocab_dir=vocab_dir)
-    checkpoint = checkpoint_file(out_dir if out_dir is not None else default_out_dir(data_dir))
+    out = Path(out_dir if out_dir is not None else default_out_dir(data_dir))
+    checkpoint = checkpoint_file(out)
+    # before any model is trained: a file in the way failed only at the first save
+    if checkpoint == out:
+        check_output_file(out, flag="out_dir", example="checkpoint.pt")
+    else:
+        check_output_folder(out, flag="out_dir")
     model_settings = _given(
         block_size=block_size,
         embedding_dim=embedding_dim,

@@ -6,8 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from .._cliutil import HelpFormatter, check_output_file, read_text
-from .._io import write_text_atomic
+from .._cliutil import HelpFormatter, read_text
+from .._io import check_output_file, write_text_atomic
 from ..errors import UsageError
 from ..formats.cli import load_tokenizers
 from . import serve, view_page
