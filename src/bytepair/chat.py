@@ -974,11 +974,8 @@ def _generation_spans(source, messages, add_generation_prompt, context, plain):
 
 def _assistant_mask(tokenizer, ids, text, spans):
     """1 on each token whose characters overlap a span (transformers' rule), else 0."""
-    from .dropin import token_char_spans
-
-    pieces = tokenizer.decode_tokens_bytes(ids)
     try:
-        offsets = token_char_spans(text, pieces)
+        offsets = tokenizer._char_spans(text, ids)
     except ValueError:
         raise ChatTemplateError(
             "the tokenizer's normalization changes the rendered chat, so its tokens cannot be "

@@ -27,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -364,7 +365,13 @@ class DropInMixin:
         NOTE: with a normalization (NFC, NFKC) the spans index the normalized text.
         """
         ids = self.encode(text, allowed_special=allowed_special, disallowed_special=disallowed_special)
-        return ids, token_char_spans(self._normalized(text), self.decode_tokens_bytes(ids))
+        return ids, self._char_spans(self._normalized(text) if self.normalization else text, ids)
+
+    def _char_spans(self, text, ids):
+        """Per id, the ``(start, end)`` characters of ``text`` (what ``ids`` encode) it covers;
+        ``ValueError`` when the ids' bytes are not the text's. (SentencePiece's differ by its
+        dummy prefix, which its tokenizer leaves out here.)"""
+        return token_char_spans(text, self.decode_tokens_bytes(ids))
 
     def __call__(
         self,
@@ -603,6 +610,9 @@ def _tables(tokenizer):
     return {"by_bytes": by_bytes, "by_string": by_string, "strings": strings}
 
 
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
 def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]]:
     """Per token, the ``(start, end)`` characters of ``text`` its bytes ``pieces`` cover; a token
     holding part of a character's bytes covers that whole character (HF's offsets).
@@ -613,9 +623,14 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
 
     Raises ``ValueError`` when the pieces do not add up to the text's UTF-8 bytes.
     """
-    # The character each byte belongs to (surrogatepass: a lone surrogate, which encoding
-    # turns into U+FFFD, is also three bytes, so positions still line up).
+    # The character each byte belongs to, as encoding sees the text: a lone surrogate becomes
+    # U+FFFD (three bytes, as surrogatepass gives), a pair the character it encodes (four
+    # bytes, on its first code unit; a span that ends there takes in the second too).
     widths = [len(character.encode("utf-8", "surrogatepass")) for character in text]
+    ends = np.arange(1, len(text) + 1)  # where a span whose last byte is in code unit i ends
+    for pair in _SURROGATE_PAIR.finditer(text):
+        first = pair.start()
+        widths[first], widths[first + 1], ends[first] = 4, 0, first + 2
     character_of = np.repeat(np.arange(len(text), dtype=np.int64), widths)
     if sum(len(piece) for piece in pieces) != len(character_of):
         raise ValueError("the tokens' bytes do not add up to the text's")
@@ -625,7 +640,7 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
         if not piece:
             spans.append((spans[-1][1],) * 2 if spans else (0, 0))
             continue
-        spans.append((int(character_of[position]), int(character_of[position + len(piece) - 1]) + 1))
+        spans.append((int(character_of[position]), int(ends[character_of[position + len(piece) - 1]])))
         position += len(piece)
     return spans
 

@@ -41,6 +41,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .dropin import token_char_spans
 from .ids import checked_id
 from .normalize import clean_surrogates
 from .reference_sentencepiece import (
@@ -420,6 +421,25 @@ class SentencePieceTokenizer(Tokenizer):
             out.append(value)
             text_so_far = text_so_far or bool(value)
         return b"".join(out)
+
+    def _char_spans(self, text, ids):
+        # The ids' bytes are the text's plus the dummy prefix, a space at the start of each run
+        # of ordinary ids (each text between special tokens is encoded apart), which covers no
+        # character: "Hello world" -> "▁Hello" (0, 5), "▁world" (5, 11).
+        reference = self._reference
+        if reference.remove_extra_whitespaces or not reference.escape_whitespaces or reference.suffix:
+            raise ValueError("this model's normalization moves or removes whitespace; its ids have no character spans")
+        pieces = list(self.decode_tokens_bytes(ids))
+        if reference.add_dummy_prefix:
+            specials, starts = set(self._special_tokens.values()), True
+            for index, token_id in enumerate(ids):
+                if token_id in specials:
+                    starts = True
+                    continue
+                if starts and pieces[index][:1] == b" ":
+                    pieces[index] = pieces[index][1:]
+                starts = False
+        return token_char_spans(text, pieces)
 
     def token_bytes(self, token_id: int) -> bytes:
         """One piece's bytes with ``▁`` as a space (``b" world"`` for ``▁world``), as it stands in

@@ -531,7 +531,9 @@ class Tokenizer(DropInMixin):
     def _normalized(self, text):
         if not isinstance(text, str):
             raise TypeError(f"text must be a str, not {type(text).__name__}")
-        return normalize(text, self._normalization)
+        # surrogates first, as tiktoken does: a pair is its character before normalization
+        # folds it and before special tokens are matched (a scan of the str when it has none)
+        return normalize(clean_surrogates(text), self._normalization)
 
     def _encode_ordinary(self, text, num_threads=None):
         if self._regex_pattern is not None:

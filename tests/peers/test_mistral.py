@@ -11,6 +11,7 @@ UDHR in 460 languages (a slice in the data tier, whole in ``slow``).
 from __future__ import annotations
 
 import base64
+import copy
 import json
 
 import pytest
@@ -120,6 +121,27 @@ def test_sentencepiece_token_bytes_are_the_pieces_with_spaces_and_the_viewer_sho
     spans = token_spans(tok, text)
     assert [span.id for span in spans] == sp.encode(text)
     assert b"".join(span.bytes for span in spans) == ("▁" + text.replace(" ", "▁")).replace("▁", " ").encode()
+
+
+def test_sentencepiece_offsets_cover_the_text_and_assistant_masks_work(sp_pair):
+    tok, sp = sp_pair
+    text = "Hello  world\nline 🌍 two<s>after"
+    ids, spans = tok.encode_with_offsets(text)
+    assert ids == tok.encode(text, allowed_special="all")
+    pieces = [tok.token_bytes(i) for i in ids]
+    # each token covers its own characters; the dummy prefix (the first "▁" of a run) none
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert [text[a:b] for a, b in spans][:2] == ["Hello", " "] and pieces[0] == b" Hello"
+    assert all(s[1] <= t[0] or s == t for s, t in zip(spans, spans[1:]))  # in order, no overlap
+    tok = copy.deepcopy(tok)  # the fixture's is shared
+    tok.chat_template = (
+        "{% for m in messages %}{% if m['role'] == 'user' %}[INST] {{ m['content'] }} [/INST]"
+        "{% else %}{% generation %}{{ m['content'] }}{% endgeneration %}</s>{% endif %}{% endfor %}"
+    )
+    messages = [{"role": "user", "content": "Hello there"}, {"role": "assistant", "content": "Hi, how are you?"}]
+    out = tok.apply_chat_template(messages, return_assistant_tokens_mask=True, return_dict=True)
+    masked = [i for i, keep in zip(out["input_ids"], out["assistant_masks"]) if keep]
+    assert tok.decode(masked) == "Hi, how are you?"
 
 
 def test_sentencepiece_udhr_slices(sp_pair):

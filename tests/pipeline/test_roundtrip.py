@@ -61,6 +61,21 @@ def test_lone_surrogates_become_replacement_characters_in_byte_mode():
     assert tok.decode(tok.encode("a\ud800b")) == "a\ufffdb"
 
 
+def test_a_surrogate_pair_is_its_character_everywhere_the_text_goes():
+    # tiktoken's rule: a pair is the character it encodes, before anything else looks at the text
+    earth, pair = "\U0001f30d", "\ud83c\udf0d"
+    tok = bytepair.train(CORPUS, mode="byte", vocab_size=300, pattern="cl100k", special_tokens=[f"<{earth}>"])
+    assert tok.encode(f"<{pair}>", allowed_special="all") == [tok.special_tokens[f"<{earth}>"]]
+    folding = bytepair.train(CORPUS, mode="byte", vocab_size=300, pattern="cl100k", normalization="NFKC")
+    bold_a = "\U0001d400"  # MATHEMATICAL BOLD CAPITAL A, which NFKC folds to "A"
+    assert folding.encode("\ud835\udc00") == folding.encode(bold_a) == folding.encode("A")
+    text = f"a{pair}b\ud800c"  # a pair, then a lone surrogate (U+FFFD)
+    ids, spans = tok.encode_with_offsets(text)
+    assert ids == tok.encode(f"a{earth}b\ufffdc")
+    covered = [text[start:end] for start, end in spans]
+    assert covered[0] == "a" and covered[-1] == "c" and pair in covered and "\ud800" in covered
+
+
 def test_char_mode_lists_every_unknown_character_once_sorted():
     tok = bytepair.train("abcabc", mode="char", vocab_size=5)
     with pytest.raises(UnknownCharactersError) as caught:
