@@ -255,10 +255,17 @@ class DropInMixin:
         return strings[token_id] if isinstance(token_id, int) and 0 <= token_id < len(strings) else None
 
     def convert_tokens_to_ids(self, tokens: str | Iterable[str]) -> int | None | list[int | None]:
-        """``token_to_id`` over one token string or a list (``transformers``)."""
+        """``token_to_id`` over one token string or a list (``transformers``): a string that is
+        no token gives ``unk_token``'s id, or None when there is no ``unk_token``."""
+        unknown = self.unk_token_id
+
+        def known(token):
+            token_id = self.token_to_id(token)
+            return unknown if token_id is None else token_id
+
         if isinstance(tokens, str):
-            return self.token_to_id(tokens)
-        return [self.token_to_id(token) for token in tokens]
+            return known(tokens)
+        return [known(token) for token in tokens]
 
     def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | None | list[str | None]:
         """``id_to_token`` over one id or a list (``transformers``)."""

@@ -354,6 +354,16 @@ def test_special_token_lists_match_transformers(hf_folder_pairs, name):
     assert ours.all_special_ids == hf.all_special_ids
 
 
+@pytest.mark.parametrize("name", ["llama3", "trained"])
+def test_token_strings_to_ids_match_transformers_with_and_without_an_unk_token(hf_folder_pairs, name):
+    ours, hf = copy.deepcopy(hf_folder_pairs[name])
+    tokens = [hf.convert_ids_to_tokens(300), "no such token", ours.eos_token]
+    assert ours.convert_tokens_to_ids(tokens) == hf.convert_tokens_to_ids(tokens)
+    ours.unk_token, hf.unk_token = ours.eos_token, hf.eos_token
+    assert ours.convert_tokens_to_ids(tokens) == hf.convert_tokens_to_ids(tokens)
+    assert ours.convert_tokens_to_ids("no such token") == hf.convert_tokens_to_ids("no such token") == hf.unk_token_id
+
+
 def test_ragged_tensors_are_refused_where_transformers_gives_an_object_array(hf_pairs):
     ours, _ = hf_pairs["trained"]
     with pytest.raises(ValueError, match="padding=True"):
