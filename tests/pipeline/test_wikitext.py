@@ -292,6 +292,8 @@ def test_a_safe_cut_changes_no_piece_of_any_named_pattern(text):
         ("end.\n\nNext", ""),  # two newlines: cl100k joins them into one piece; no cut
         ("end . \n", "end ."),
         ("\n\n\n", ""),
+        ("end . \n Next" + "\n" * 50_000, "end ."),  # a long run of newlines, looked at once
+        ("end.\nNext\n\n" + "\n " * 20_000 + "x", "end.\n"),  # the run starts with a newline: no (a)
     ],
 )
 def test_where_safe_cut_cuts(text, before):
