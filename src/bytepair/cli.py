@@ -161,10 +161,11 @@ def _run_train(args):
     from .train import train
 
     check_training_options(args)
-    check_output_file(args.output, [*args.files, *(args.base_text or [])])
-    if args.ray is not None:
-        return _run_train_ray(args)
     sources = _training_inputs(args)
+    # the files found, not only those named: a glob or a folder can hold the output (an earlier run's)
+    check_output_file(args.output, [*(s.path for s in sources), *(args.base_text or [])])
+    if args.ray is not None:
+        return _run_train_ray(args, sources)
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)
     shown = {k: v for k, v in options.items() if k not in ("verbose", "progress")}
@@ -175,12 +176,11 @@ def _run_train(args):
     return _checked_and_saved(tokenizer, time.perf_counter() - started, first[0] if first else "", args)
 
 
-def _run_train_ray(args):
+def _run_train_ray(args, sources):
     import time
 
     from .distributed import train
 
-    sources = _training_inputs(args)
     options = training_options(args)
     if options.pop("max_chars") is not None:
         raise UsageError("--max-chars is not available with --ray: give the files to train on")

@@ -65,16 +65,18 @@ def test_a_tokenizer_file_is_loaded_whatever_vocab_dir_says(files, tmp_path, cap
     "command",
     [
         ["train", "{text}", "--vocab-size", "60", "-o", "{text}"],
+        ["train", "{folder}/*.txt", "--vocab-size", "60", "-o", "{text}"],  # found by a glob
+        ["train", "{folder}", "--vocab-size", "60", "-o", "{tok}"],  # in a folder read whole
         ["encode", "-t", "{tok}", "-o", "{text}", "{text}"],
         ["encode", "-t", "{tok}", "-o", "{tok}", "{text}"],
         ["view", "-t", "{tok}", "-o", "{text}", "{text}"],
         ["compare", "-t", "{tok}", "--html", "{text}", "{text}"],
     ],
-    ids=["train", "encode-text", "encode-tokenizer", "view", "compare"],
+    ids=["train", "train-glob", "train-folder", "encode-text", "encode-tokenizer", "view", "compare"],
 )
 def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys, command):
     before = {name: (files / name).read_bytes() for name in ("text.txt", "tok.json")}
-    args = [a.format(text=files / "text.txt", tok=files / "tok.json") for a in command]
+    args = [a.format(text=files / "text.txt", tok=files / "tok.json", folder=files) for a in command]
     code, _, err = run(capsys, *args)
     assert code == 2 and "is also an input" in err
     assert {name: (files / name).read_bytes() for name in before} == before
