@@ -332,6 +332,8 @@ def check_options(
         raise TrainingError(f"max_chars must be a positive integer, not {max_chars!r}")
     if mode == "byte" and (base_text is not None or base_tokens is not None):
         raise TrainingError("base_text and base_tokens apply to mode='char' only; byte mode starts from 256 bytes")
+    if not isinstance(byte_fallback, bool):  # "yes" or 1 reached the model only after training
+        raise TrainingError(f"byte_fallback must be True or False, not {byte_fallback!r}")
     if mode == "byte" and byte_fallback:
         raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
     base_text = _as_texts(base_text)
@@ -387,6 +389,10 @@ def _check_base(base_text, base_tokens):
     for token in base_tokens or ():
         if not isinstance(token, str) or len(token) != 1:
             raise TrainingError(f"base_tokens must be single characters, and holds {token!r}")
+        if "\ud800" <= token <= "\udfff":
+            raise TrainingError(
+                f"base_tokens holds the lone surrogate {token!r}, which encoding turns into U+FFFD; leave it out"
+            )
 
 
 def _as_texts(base_text):

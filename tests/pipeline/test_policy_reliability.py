@@ -317,6 +317,11 @@ def test_training_options_are_checked_before_the_text_is_read():
 
     with pytest.raises(TrainingError, match="byte_fallback"):
         bytepair.train(text(), mode="byte", vocab_size=300, byte_fallback=True)
+    # each reached the model only after training, as a TypeError or a ValueError
+    with pytest.raises(TrainingError, match="byte_fallback must be True or False, not 'yes'"):
+        bytepair.train(text(), mode="char", vocab_size=300, byte_fallback="yes")
+    with pytest.raises(TrainingError, match="lone surrogate"):
+        bytepair.train(text(), mode="char", vocab_size=300, base_tokens=["\ud800"])
 
 
 @pytest.mark.parametrize("threads", [0, -1, 2.5, True, "4", 10**12])
