@@ -124,11 +124,19 @@ def resolve_pattern(name_or_regex):
 
 
 def _known_name(text):
-    """The canonical pattern name that ``text`` spells (any case), or None."""
+    """The canonical pattern name that ``text`` spells (any case, with or without ``-`` and
+    ``_``: "gpt-2", "llama-3" and "cl100k-base" are names, not regexes that match nothing), or None."""
     folded = text.strip().lower()
     if folded in PATTERNS:
         return folded
-    return ALIASES.get(folded)
+    return ALIASES.get(folded) or _COMPACT_NAMES.get(_compact(folded))
+
+
+def _compact(name):
+    return name.replace("-", "").replace("_", "")
+
+
+_COMPACT_NAMES = {_compact(name): name for name in PATTERNS} | {_compact(a): name for a, name in ALIASES.items()}
 
 
 @functools.lru_cache(maxsize=64)

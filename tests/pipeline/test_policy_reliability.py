@@ -160,6 +160,11 @@ def test_custom_patterns_split_long_text_exactly_as_one_finditer():
         ("gpt4o", "o200k"),
         ("O200K", "o200k"),
         ("LLAMA3", "llama3"),
+        ("gpt-2", "gpt2"),  # hyphens and underscores as people write them
+        ("llama-3", "llama3"),
+        ("o200k-base", "o200k"),
+        ("cl100k-base", "cl100k"),
+        ("GPT_4o", "o200k"),
     ],
 )
 def test_vocabulary_names_and_any_case_name_a_pattern(spelling, name):
