@@ -89,16 +89,20 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     if _is_special_file(path):
         # a FIFO, a device, /dev/stdout: nothing to replace atomically (a rename would put a
         # plain file in its place), so it is written into as it is
-        with open(path, "wb") as file:
-            write(file)
+        try:
+            with open(path, "wb") as file:
+                write(file)
+        except OSError as error:  # /dev/full: "No space left on device", naming no file
+            if error.filename is not None:
+                raise
+            raise type(error)(error.errno, error.strerror, path) from None
         return Path(path)
     final = resolve_target(path)
     try:
         temporary = staging_path(final)
     except OSError as error:  # it named the staging file, which the user never asked for
-        raise type(error)(
-            error.errno, f"cannot write it: {error.strerror} for a new file in its folder", path
-        ) from None
+        reason = f"{error.strerror} (writing it takes a new file beside it, staged and renamed)"
+        raise type(error)(error.errno, reason, path) from None
     try:
         with open(temporary, "wb") as file:
             write(file)

@@ -50,7 +50,15 @@ def test_a_folder_that_takes_no_new_file_names_the_target_not_the_staging_file(t
     with pytest.raises(OSError) as caught:
         _io.write_text_atomic(target, "x")
     assert str(caught.value).endswith(": '/proc/version'") and ".tmp" not in str(caught.value)
-    assert "cannot write it" in str(caught.value)
+    assert "writing it takes a new file beside it" in str(caught.value)
+
+
+def test_a_full_device_names_itself():
+    if not os.path.exists("/dev/full"):
+        pytest.skip("needs Linux's /dev/full, a device whose every write fails with ENOSPC")
+    with pytest.raises(OSError) as caught:
+        _io.write_text_atomic("/dev/full", "x" * 100_000)
+    assert str(caught.value) == "[Errno 28] No space left on device: '/dev/full'"
 
 
 def test_a_symlink_is_written_through_and_stays_a_link(tmp_path):
