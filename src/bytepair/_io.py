@@ -93,11 +93,12 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
             with open(path, "wb") as file:
                 write(file)
         except OSError as error:  # /dev/full: "No space left on device", naming no file
-            if error.filename is not None:
+            if error.filename is not None or error.errno is None:
                 raise
             raise type(error)(error.errno, error.strerror, path) from None
         return Path(path)
     final = resolve_target(path)
+    final.parent.mkdir(parents=True, exist_ok=True)  # its own error names the folder in the way
     try:
         temporary = staging_path(final)
     except OSError as error:  # it named the staging file, which the user never asked for

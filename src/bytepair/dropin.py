@@ -376,9 +376,13 @@ class DropInMixin:
 
     def _char_spans(self, text, ids):
         """Per id, the ``(start, end)`` characters of ``text`` (what ``ids`` encode) it covers;
-        ``ValueError`` when the ids' bytes are not the text's. (SentencePiece's differ by its
-        dummy prefix, which its tokenizer leaves out here.)"""
-        return token_char_spans(text, self.decode_tokens_bytes(ids))
+        ``ValueError`` when the ids' bytes are not the text's."""
+        return token_char_spans(text, self._text_pieces(ids))
+
+    def _text_pieces(self, ids):
+        """Per id, the bytes it stands for in the text it was encoded from: its token's bytes
+        (SentencePiece's leave out its dummy prefix, which is in no text)."""
+        return self.decode_tokens_bytes(ids)
 
     def __call__(
         self,

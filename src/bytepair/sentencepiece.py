@@ -41,7 +41,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .dropin import token_char_spans
 from .ids import checked_id
 from .normalize import clean_surrogates
 from .reference_sentencepiece import (
@@ -422,7 +421,7 @@ class SentencePieceTokenizer(Tokenizer):
             text_so_far = text_so_far or bool(value)
         return b"".join(out)
 
-    def _char_spans(self, text, ids):
+    def _text_pieces(self, ids):
         # The ids' bytes are the text's plus the dummy prefix, a space at the start of each run
         # of ordinary ids (each text between special tokens is encoded apart), which covers no
         # character: "Hello world" -> "▁Hello" (0, 5), "▁world" (5, 11).
@@ -439,7 +438,7 @@ class SentencePieceTokenizer(Tokenizer):
                 if starts and pieces[index][:1] == b" ":
                     pieces[index] = pieces[index][1:]
                 starts = False
-        return token_char_spans(text, pieces)
+        return pieces
 
     def token_bytes(self, token_id: int) -> bytes:
         """One piece's bytes with ``▁`` as a space (``b" world"`` for ``▁world``), as it stands in

@@ -487,6 +487,11 @@ def test_folders_that_save_pretrained_writes_load_back_as_the_same_tokenizer(wik
     hf_file.write_text(json.dumps(data), encoding="utf-8")  # as if changed by transformers since
     with pytest.raises(bytepair.errors.FormatError, match="special tokens differ"):
         bytepair.load(tmp_path)
+    data["added_tokens"].pop()
+    data["pre_tokenizer"] = {"type": "Whitespace"}
+    hf_file.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(bytepair.errors.FormatError, match="their pre_tokenizer differ"):
+        bytepair.load(tmp_path)
 
 
 def test_a_folder_written_again_for_a_loaded_vocabulary_drops_the_earlier_artifact(trained_folder, hf_pairs, tmp_path):

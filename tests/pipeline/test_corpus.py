@@ -390,6 +390,37 @@ def test_a_run_that_fails_before_any_shard_leaves_nothing_and_says_nothing_of_re
     assert not (tmp_path / "out2").exists() and not (tmp_path / ".out2.partial").exists()
 
 
+def test_invalid_utf8_inside_a_separator_is_reported_not_dropped(tokenizer, tmp_path):
+    (tmp_path / "sep.txt").write_bytes(b"doc one\n--- caf\xe9 ---\ndoc two\n")
+    options = dict(split_on=r"\n---[^\n]*\n", eot="none", **quiet())
+    with pytest.raises(DocumentError, match=r"sep.txt, line 2: not UTF-8 \(byte b'\\xe9', in a separator\)"):
+        encode_corpus([tmp_path / "sep.txt"], tokenizer, tmp_path / "out", **options)
+    meta = encode_corpus([tmp_path / "sep.txt"], tokenizer, tmp_path / "out", skip_bad=True, **options)
+    assert meta["documents"]["bad_skipped"] == {"invalid UTF-8": 1}
+    assert stream(tmp_path / "out").tolist() == tokenizer.encode_ordinary("doc one") + tokenizer.encode_ordinary(
+        "doc two\n"
+    )
+
+
+def test_a_file_that_breaks_after_shards_were_kept_says_to_start_over(tokenizer, tmp_path):
+    corpus, _ = _big_corpus(tmp_path, 6000)
+    data = gzip.compress(b'{"text": "x"}\n' * 1000)
+    (tmp_path / "z.jsonl.gz").write_bytes(data[: len(data) // 2])
+    lines = []
+    options = dict(shard_tokens=500, chunk_bytes=4000, progress=False, log=lines.append)
+    with pytest.raises(DocumentError, match="cannot decompress"):
+        encode_corpus([corpus, tmp_path / "z.jsonl.gz"], tokenizer, tmp_path / "out", **options)
+    (line,) = lines
+    assert line.endswith("fix the input and run again without --resume to start over") and "--skip-bad" not in line
+
+
+def test_a_bad_document_met_while_counting_for_val_documents_leaves_nothing(tokenizer, tmp_path):
+    (tmp_path / "c.jsonl").write_text('{"text": "fine"}\n{not json\n', encoding="utf-8")
+    with pytest.raises(DocumentError, match="line 2"):
+        encode_corpus([tmp_path / "c.jsonl"], tokenizer, tmp_path / "out", val_documents=1, **quiet())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
 def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):
     path = tmp_path / "c.jsonl"
     path.write_text('{"text": 1}\n', encoding="utf-8")

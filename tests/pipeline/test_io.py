@@ -53,6 +53,13 @@ def test_a_folder_that_takes_no_new_file_names_the_target_not_the_staging_file(t
     assert "writing it takes a new file beside it" in str(caught.value)
 
 
+def test_a_file_where_a_folder_is_needed_is_named(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(FileExistsError) as caught:
+        _io.write_text_atomic(tmp_path / "afile" / "out.json", "x")
+    assert str(caught.value) == f"[Errno 17] File exists: '{tmp_path / 'afile'}'"
+
+
 def test_a_full_device_names_itself():
     if not os.path.exists("/dev/full"):
         pytest.skip("needs Linux's /dev/full, a device whose every write fails with ENOSPC")

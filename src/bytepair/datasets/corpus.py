@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bytepair.errors import BadDocumentError, PreparedDataError, UsageError, own_cause
+from bytepair.errors import BadDocumentError, DocumentError, PreparedDataError, UsageError, own_cause
 from bytepair.normalize import normalize
 
 from .._io import write_text_atomic
@@ -205,14 +205,11 @@ def run_encoding(
     read_options["check"] = MissingCharacters.of(tokenizer, allowed)  # after `options`: not a recorded option
 
     with FolderLock(out), sigterm_as_interrupt():
+        # counted before the staging folder exists: a bad document found here leaves nothing
+        total = count_documents(sources, **read_options) if val_documents is not None else None
         partial = sibling(out, "partial")
         done = _start(partial, out, run, resume, dtype, log)
-        chooser = SplitChooser(
-            val_fraction=val_fraction,
-            val_documents=val_documents,
-            seed=seed,
-            total=count_documents(sources, **read_options) if val_documents is not None else None,
-        )
+        chooser = SplitChooser(val_fraction=val_fraction, val_documents=val_documents, seed=seed, total=total)
         splits = SPLITS if chooser.has_val else SPLITS[:1]
         writers = {
             s: _shards.ShardWriter(
@@ -463,7 +460,11 @@ def _kept_after(error, kept, partial):
         )
     if kept == 0:
         return None
-    if isinstance(own_cause(error), BadDocumentError):  # a worker's comes wrapped (Ray)
+    cause = own_cause(error)  # a worker's comes wrapped (Ray)
+    if isinstance(cause, DocumentError) and not isinstance(cause, BadDocumentError):
+        # a file that does not decompress or parse: fixing it changes the inputs, which --resume refuses
+        return f"{kept} complete shard(s) kept in {partial}; fix the input and run again without --resume to start over"
+    if isinstance(cause, BadDocumentError):
         return (
             f"{kept} complete shard(s) kept in {partial}: add --resume --skip-bad (resume=True, skip_bad=True) "
             "to go on past bad documents from there, or fix the input and run again without --resume to start over"

@@ -334,6 +334,7 @@ class _Reader:
                 sized = self._cut(text, start, match.start(), line_base)
                 if sized is not None:
                     yield sized
+                self._check_separator(text, match, line_base)
                 start = match.end()
             if eof:
                 sized = self._cut(text, start, len(text), line_base)
@@ -343,6 +344,19 @@ class _Reader:
                 context = max(0, start - SPLIT_MARGIN)
                 line_base += text.count("\n", 0, context)
                 carry, start = text[context:], start - context
+
+    def _check_separator(self, text, match, line_base):
+        """A separator that matched bytes that were not UTF-8 (``[^\\n]`` matches their lone
+        surrogates) is reported as such, not dropped without a word."""
+        separator = match.group()
+        if separator.isascii():
+            return
+        try:
+            separator.encode("utf-8")
+        except UnicodeEncodeError as error:
+            line = line_base + text.count("\n", 0, match.start() + error.start)
+            byte = bytes([ord(separator[error.start]) - 0xDC00])
+            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r}, in a separator)", "invalid UTF-8")
 
     def _cut(self, text, start, end, line_base):
         """``text[start:end]`` as an accepted ``(text, size)``, or None (reported) when it holds

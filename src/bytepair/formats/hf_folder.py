@@ -90,7 +90,7 @@ def save_pretrained(tokenizer: Any, folder: str | os.PathLike, *, drop_unknown: 
 
 def check_same_tokenizer(tokenizer: Any, hf_file: Path) -> None:
     """Raise ``FormatError`` unless ``hf_file`` (a folder's ``tokenizer.json``) has the vocab,
-    merges, special tokens and normalizer that ``tokenizer`` (read from the folder's
+    merges, special tokens, normalizer, pre-tokenizer and decoder that ``tokenizer`` (read from the folder's
     ``tokenizer.bytepair.json``) exports to: an HF file changed after ``save_pretrained`` wrote
     both would otherwise be ignored without a word."""
     theirs = _parsed(hf_file)
@@ -100,7 +100,7 @@ def check_same_tokenizer(tokenizer: Any, hf_file: Path) -> None:
         ours = None
     differ = [
         key
-        for key in ("vocab", "merges", "special tokens", "normalizer")
+        for key in ("vocab", "merges", "special tokens", "normalizer", "pre_tokenizer", "decoder")
         if _hf_part(ours, key) != _hf_part(theirs, key)
     ]
     if differ:
@@ -127,7 +127,7 @@ def _hf_part(data, key):
         if not isinstance(added, list):
             return added
         return sorted((str(t.get("content")), str(t.get("id"))) for t in added if isinstance(t, dict))
-    return data.get("normalizer")
+    return data.get(key)  # normalizer, pre_tokenizer, decoder
 
 
 def _checked_settings(tokenizer):
@@ -196,7 +196,7 @@ def read_settings(folder: str | os.PathLike) -> dict:
         if "chat_template" in data:
             settings["chat_template"] = _chat_template(data["chat_template"], path)
         for key in ("padding_side", "truncation_side"):
-            if key in data:
+            if data.get(key) is not None:  # null: the default
                 if data[key] not in ("left", "right"):
                     raise FormatError(f"{path}: {key} is {data[key]!r}; expected 'left' or 'right'")
                 settings[key] = data[key]

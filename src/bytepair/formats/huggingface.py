@@ -44,8 +44,8 @@ KEEP_MATCHES = {("Isolated", False), ("Removed", True)}
 
 # Where a file is one that save_pretrained wrote for a character-level or normalized tokenizer.
 OWN_FOLDER_HINT = (
-    " (a folder that bytepair's save_pretrained wrote loads whole: bytepair.load(folder) reads its "
-    "tokenizer.bytepair.json)"
+    " (a folder that bytepair's save_pretrained wrote also holds tokenizer.bytepair.json, which "
+    "bytepair.load(folder) reads instead)"
 )
 
 # The named patterns as they appear in files written by ``to_huggingface``.

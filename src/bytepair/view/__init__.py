@@ -73,13 +73,11 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
     text = _seen(text, tokenizer)
     ids = tokenizer.encode(text, allowed_special=allowed_special, disallowed_special=())
     data = text.encode("utf-8", errors="surrogatepass")
-    pieces = [tokenizer.token_bytes(i) for i in ids]
-    if b"".join(pieces) != data and hasattr(tokenizer, "normalize_text") and tokenizer.decode(ids) == text:
-        # sentencepiece encodes its own normalized text (a space before it, "▁" for each
-        # space): the page shows that text, whose bytes its pieces are
-        data = b"".join(pieces)
-        text = data.decode("utf-8", errors="surrogatepass")
-    if b"".join(pieces) != data:
+    try:
+        pieces = tokenizer._text_pieces(ids)  # SentencePiece's without its dummy prefix
+    except ValueError:
+        pieces = None
+    if pieces is None or b"".join(pieces) != data:
         raise ViewError(
             f"tokenizer {_label(tokenizer)!r} does not decode its own ids back to the text; "
             "it cannot be shown as spans (is it lossy for this text?)"
@@ -117,9 +115,10 @@ def token_spans(tokenizer, text, *, allowed_special=frozenset()):
 
 
 def _seen(text, tokenizer):
-    # the text as encoding sees it: normalized, then surrogates by encoding's rule (a lone one,
-    # as from a command-line argument's bad bytes, is U+FFFD), so the spans join back to it
-    return clean_surrogates(normalize(text, tokenizer.normalization))
+    # the text as encoding sees it: surrogates by encoding's rule (a lone one, as from a
+    # command-line argument's bad bytes, is U+FFFD; a pair its character), then normalized,
+    # in that order as encoding does, so the spans join back to it
+    return normalize(clean_surrogates(text), tokenizer.normalization)
 
 
 def panel_stats(text, spans):
