@@ -225,22 +225,17 @@ def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_parquet_dictionary_encoded_strings_are_strings(tokenizer, tmp_path):
-    # what pandas writes for a Categorical column: each distinct string stored once
+@pytest.mark.parametrize("layout", ["dictionary", "string_view"])
+def test_parquet_strings_stored_other_ways_are_strings(tokenizer, tmp_path, layout):
+    # dictionary: what pandas writes for a Categorical column, each distinct string stored once
     pa = pytest.importorskip("pyarrow")
     pq = pytest.importorskip("pyarrow.parquet")
-    pq.write_table(pa.table({"text": pa.array(DOCUMENTS).dictionary_encode()}), tmp_path / "c.parquet")
-    meta = encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
-    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
-
-
-@pytest.mark.slow
-def test_parquet_string_view_columns_are_strings(tokenizer, tmp_path):
-    pa = pytest.importorskip("pyarrow")
-    pq = pytest.importorskip("pyarrow.parquet")
-    if not hasattr(pa, "string_view"):
+    if layout == "string_view" and not hasattr(pa, "string_view"):
         pytest.skip("this pyarrow has no string_view type (pyarrow 16 added it)")
-    pq.write_table(pa.table({"text": pa.array(DOCUMENTS, type=pa.string_view())}), tmp_path / "c.parquet")
+    column = (
+        pa.array(DOCUMENTS).dictionary_encode() if layout == "dictionary" else pa.array(DOCUMENTS, pa.string_view())
+    )
+    pq.write_table(pa.table({"text": column}), tmp_path / "c.parquet")
     meta = encode_corpus([tmp_path / "c.parquet"], tokenizer, tmp_path / "out", **quiet())
     assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == DOCUMENTS
 
