@@ -334,7 +334,8 @@ class _Reader:
                 sized = self._cut(text, start, match.start(), line_base)
                 if sized is not None:
                     yield sized
-                self._check_separator(text, match, line_base)
+                # a separator can match bytes that were not UTF-8 too ([^\n] takes their surrogates)
+                self._utf8_size(text, match.start(), match.end(), line_base, ", in a separator")
                 start = match.end()
             if eof:
                 sized = self._cut(text, start, len(text), line_base)
@@ -345,33 +346,27 @@ class _Reader:
                 line_base += text.count("\n", 0, context)
                 carry, start = text[context:], start - context
 
-    def _check_separator(self, text, match, line_base):
-        """A separator that matched bytes that were not UTF-8 (``[^\\n]`` matches their lone
-        surrogates) is reported as such, not dropped without a word."""
-        separator = match.group()
-        if separator.isascii():
-            return
-        try:
-            separator.encode("utf-8")
-        except UnicodeEncodeError as error:
-            line = line_base + text.count("\n", 0, match.start() + error.start)
-            byte = bytes([ord(separator[error.start]) - 0xDC00])
-            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r}, in a separator)", "invalid UTF-8")
-
     def _cut(self, text, start, end, line_base):
         """``text[start:end]`` as an accepted ``(text, size)``, or None (reported) when it holds
         bytes that were not UTF-8, named by the line of the first (``text[0]`` is on ``line_base``)."""
-        document = text[start:end]
-        if document.isascii():
-            return self.accepted((document, len(document)), partial(_line_of, line_base, text, start))
-        try:
-            size = len(document.encode("utf-8"))
-        except UnicodeEncodeError as error:  # a lone surrogate: surrogateescape's undecodable byte
-            line = line_base + text.count("\n", 0, start + error.start)
-            byte = bytes([ord(document[error.start]) - 0xDC00])
-            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r})", "invalid UTF-8")
+        size = self._utf8_size(text, start, end, line_base)
+        if size is None:
             return None
-        return self.accepted((document, size), partial(_line_of, line_base, text, start))
+        return self.accepted((text[start:end], size), partial(_line_of, line_base, text, start))
+
+    def _utf8_size(self, text, start, end, line_base, where=""):
+        """UTF-8 bytes of ``text[start:end]``, or None (reported) when it holds a lone surrogate:
+        a byte that was not UTF-8, read with ``surrogateescape``."""
+        part = text[start:end]
+        if part.isascii():
+            return len(part)
+        try:
+            return len(part.encode("utf-8"))
+        except UnicodeEncodeError as error:
+            line = line_base + text.count("\n", 0, start + error.start)
+            byte = bytes([ord(part[error.start]) - 0xDC00])
+            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r}{where})", "invalid UTF-8")
+            return None
 
     # -- JSON
 
