@@ -464,17 +464,28 @@ class Tokenizer(DropInMixin):
         threads = check_num_threads(num_threads)
         dtype = np.dtype(dtype or self.array_dtype)
         self._check_ids_fit(dtype)
+        if type(self)._encode_ordinary is not Tokenizer._encode_ordinary:
+            # a subclass's own encoding (SentencePiece's spaces as "▁") is not the engine's batch;
+            # its encode_batch normalizes and checks the texts itself
+            lists = self.encode_batch(
+                text_list(texts),
+                num_threads=threads,
+                allowed_special=allowed_special,
+                disallowed_special=disallowed_special,
+            )
+            return self._flat_array(lists, dtype)
         texts = [self._normalized(t) for t in text_list(texts)]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
-        if type(self)._encode_ordinary is not Tokenizer._encode_ordinary:
-            # a subclass's own encoding (SentencePiece's spaces as "▁") is not the engine's batch
-            lists = self.encode_batch(texts, num_threads=threads, allowed_special=allowed, disallowed_special=())
-        elif allowed or self._regex_pattern is not None:
+        if allowed or self._regex_pattern is not None:
             lists = [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
-        else:
-            return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+            return self._flat_array(lists, dtype)
+        return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+
+    @staticmethod
+    def _flat_array(lists, dtype):
+        """Id lists as ``encode_batch_to_array``'s ``(ids, offsets)``."""
         offsets = np.zeros(len(lists) + 1, dtype=np.int64)
         np.cumsum([len(ids) for ids in lists], out=offsets[1:])
         return np.fromiter((i for ids in lists for i in ids), dtype=dtype, count=int(offsets[-1])), offsets

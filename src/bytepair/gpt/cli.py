@@ -12,10 +12,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from bytepair._cliutil import HelpFormatter, positive_count
-from bytepair._io import check_output_file, check_output_folder
+from bytepair._io import check_output_folder
 
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
     "max_steps": 2000,
@@ -255,14 +254,10 @@ def _memory_errors(run):
 
 def _run_train(args) -> int:
     from bytepair.gpt.evaluation import format_bits
-    from bytepair.gpt.training import default_out_dir, train
+    from bytepair.gpt.training import check_out_dir, default_out_dir, train
 
     out = args.out if args.out is not None else default_out_dir(args.data)
-    # here, not when the first checkpoint is written after minutes of training
-    if Path(out).suffix == ".pt":  # the checkpoint file itself (see checkpoint_file)
-        check_output_file(out, flag="--out", example="checkpoint.pt")
-    else:
-        check_output_folder(out, "--out")
+    check_out_dir(out, flag="--out")  # named as the command line names it, before the data is read
     names = list(TRAIN_DEFAULTS)
     result = train(
         args.data,

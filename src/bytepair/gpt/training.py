@@ -322,13 +322,9 @@ def train(
     check_positive_int("eval_batch_size", eval_batch_size)
     device = resolve_device(device)
     data = load_data(data_dir, vocab_dir=vocab_dir)
-    out = Path(out_dir if out_dir is not None else default_out_dir(data_dir))
+    out = out_dir if out_dir is not None else default_out_dir(data_dir)
+    check_out_dir(out)  # before any model is trained: a file in the way failed only at the first save
     checkpoint = checkpoint_file(out)
-    # before any model is trained: a file in the way failed only at the first save
-    if checkpoint == out:
-        check_output_file(out, flag="out_dir", example="checkpoint.pt")
-    else:
-        check_output_folder(out, flag="out_dir")
     model_settings = _given(
         block_size=block_size,
         embedding_dim=embedding_dim,
@@ -435,6 +431,15 @@ def _resume(checkpoint, data, device, model_settings, recipe, max_steps) -> Trai
 
 def _given(**settings) -> dict:
     return {name: value for name, value in settings.items() if value is not None}
+
+
+def check_out_dir(out, flag="out_dir") -> None:
+    """Refuse a checkpoint destination that cannot be written: a ``.pt`` path is the checkpoint
+    file itself (``checkpoint_file``), anything else its folder (made if missing)."""
+    if checkpoint_file(out) == Path(out):
+        check_output_file(out, flag=flag, example="checkpoint.pt")
+    else:
+        check_output_folder(out, flag=flag)
 
 
 def default_out_dir(data_dir) -> Path:
