@@ -183,6 +183,51 @@ def test_bidi_controls_do_not_reorder_tokens_in_chromium(tmp_path):
     assert '"\\u202e "' in info
 
 
+# The left edge of each character of the first token holding "needle", as drawn.
+GLYPHS = r"""<script>
+(function () {
+  const span = Array.from(document.querySelectorAll('.text .t')).find(s => s.textContent.includes('needle'));
+  const lefts = [];
+  const walker = document.createTreeWalker(span, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i); range.setEnd(node, i + 1);
+      lefts.push([node.data[i], range.getBoundingClientRect().left]);
+    }
+  }
+  const out = document.createElement('pre');
+  out.id = 'glyphs';
+  out.textContent = JSON.stringify(lefts);
+  document.body.appendChild(out);
+})();
+</script>"""
+
+
+@pytest.mark.slow
+@needs_chromium
+def test_bidi_control_inside_a_token_does_not_reverse_its_text_in_chromium(tmp_path):
+    # U+202E inside a token once drew the token's own letters right to left ("eldeen")
+    text = "a \u202eneedle b"
+    tok = bytepair.Tokenizer(
+        mode="char",
+        base_tokens=sorted(set(text)),
+        merges=[("\u202e", "n"), ("\u202en", "e"), ("\u202ene", "e"), ("\u202enee", "d"), ("\u202eneed", "l"),
+                ("\u202eneedl", "e")],
+    )  # fmt: skip
+    assert "\u202eneedle" in [tok.decode([i]) for i in tok.encode(text)]
+    path = tmp_path / "glyphs.html"
+    path.write_text(view_page(text, [("chars", tok)]).replace("</body>", GLYPHS + "</body>"), encoding="utf-8")
+    result = dump_dom(path, tmp_path)
+    found = re.search(r'<pre id="glyphs">(.*?)</pre>', result.stdout.decode("utf-8"), re.DOTALL)
+    assert found, f"the probe did not run; chromium said: {result.stderr.decode(errors='replace')[-2000:]}"
+    glyphs = json.loads(html.unescape(found.group(1)))
+    letters = [(char, left) for char, left in glyphs if char != "\u202e"]
+    assert "".join(char for char, _ in letters) == "needle"
+    lefts = [left for _, left in letters]
+    assert lefts == sorted(lefts) and len(set(lefts)) == len(lefts), letters
+
+
 @pytest.mark.data
 @pytest.mark.slow
 @needs_chromium
@@ -329,6 +374,22 @@ def test_invisible_tokens_carry_a_marker_outside_their_text():
     ]
 
 
+def test_invisible_characters_inside_a_token_carry_their_own_marker():
+    # a token of visible characters with a zero-width space and a bidi override inside: each of
+    # those is marked in an inner span; the token's text is unchanged; CR LF keeps one mark
+    text = "a\u200bb \u202eevil\r\n"
+    tok = bytepair.Tokenizer(
+        mode="char",
+        base_tokens=sorted(set(text)),
+        merges=[("a", "\u200b"), ("a\u200b", "b"), ("\u202e", "e"), ("\u202ee", "v"), ("\r", "\n")],
+    )
+    parser = _Spans()
+    parser.feed(view_page(text, [("chars", tok)]))
+    assert [span["text"] for span in parser.spans] == ["a\u200bb", " ", "\u202eev", "i", "l", "\r\n"]
+    assert [attrs["data-shown"] for attrs in parser.inner] == ["\\u200b", "\\u202e"]
+    assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
+
+
 def test_normalization_offsets_refer_to_the_normalized_text():
     tok = bytepair.Tokenizer(mode="byte", normalization="NFKC")
     page = view_page("ﬁ", [("nfkc", tok)])
@@ -341,17 +402,23 @@ class _Spans(HTMLParser):
 
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.spans, self.tags, self._open = [], set(), None
+        self.spans, self.tags, self._open, self._depth = [], set(), None, 0
+        self.inner = []  # the attributes of spans inside token spans
 
     def handle_starttag(self, tag, attrs):
         self.tags.add(tag)
         attrs = dict(attrs)
-        if tag == "span" and "t" in attrs.get("class", "").split():
+        if tag == "span" and self._open is not None:
+            self._depth += 1
+            self.inner.append(attrs)
+        elif tag == "span" and "t" in attrs.get("class", "").split():
             self._open = {**attrs, "text": ""}
             self.spans.append(self._open)
 
     def handle_endtag(self, tag):
-        if tag == "span":
+        if tag == "span" and self._depth:
+            self._depth -= 1
+        elif tag == "span":
             self._open = None
 
     def handle_data(self, data):

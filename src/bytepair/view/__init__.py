@@ -23,8 +23,10 @@ The spans' texts, in order, concatenate to exactly the text, except that U+0000,
 cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀"). The text is the one
 encoding sees: a lone surrogate is U+FFFD. A token made only of characters drawn with no width
 (a lone CR, U+200B, U+FEFF, bidi controls) keeps them as its text and gets a marker (``␍``,
-``\\u200b``) drawn by CSS from ``data-shown``; every span isolates its direction (CSS
-``unicode-bidi: isolate``), so a right-to-left override cannot reorder the tokens after it.
+``\\u200b``) drawn by CSS from ``data-shown``; inside a token of visible characters, each such
+character (but CR) is an inner ``<span class="zi">`` with its marker. Every span isolates its
+direction (CSS ``unicode-bidi: isolate``), so a right-to-left override cannot reorder the
+tokens after it, nor the rest of its own token.
 
 Example:
     >>> import bytepair
@@ -197,19 +199,33 @@ def render_spans(text, spans):
         piece = text[span.start : span.end]
         if "\n" in piece and not piece.strip():
             classes += " nl"  # a run of line breaks: mark it, or its colour is invisible
-        shown = ""
+        shown, body = "", _text(piece)
         if piece and all(_invisible(char) for char in piece):
             classes += " z"  # drawn 0 px wide: CSS shows data-shown instead, so it can be hovered
             shown = f' data-shown="{_e("".join(map(_marker, piece)))}"'
+        elif any(_invisible(char) and char != "\r" for char in piece):
+            body = _marked(piece)
         hover = f"id {span.id} · bytes {span.bytes.hex(' ')}"
         if span.tail or span.head:
             hover += " · splits a character"
         tail = f' data-tail="{_e(_escapes(span.tail))}"' if span.tail else ""
         out.append(
             f'<span class="{classes}" data-id="{span.id}" data-start="{span.start}" data-end="{span.end}"'
-            f' title="{_e(hover)}"{tail}{shown}>{_text(piece)}</span>'
+            f' title="{_e(hover)}"{tail}{shown}>{body}</span>'
         )
     return "".join(out)
+
+
+def _marked(piece):
+    # An invisible character inside a token of visible ones: its own isolated span with a marker,
+    # so that it shows and a bidi control in it (U+202E) cannot reverse the token's other
+    # characters. A CR stays plain: CR LF, one token in most vocabularies, keeps its one mark.
+    return "".join(
+        f'<span class="zi" data-shown="{_e(_marker(char))}">{_text(char)}</span>'
+        if _invisible(char) and char != "\r"
+        else _text(char)
+        for char in piece
+    )
 
 
 # Drawn with no width (or as nothing) though they are characters: format characters (U+200B,
@@ -286,7 +302,8 @@ header p { margin: 0 0 10px; color: #555; }
 .t.p { box-shadow: none; border: 1px dashed #b00; }
 .t[data-tail]::after { content: attr(data-tail); font-size: 10px; color: #b00; }
 .t.nl::before { content: "\\21b5"; color: #999; }
-.t.z::before { content: attr(data-shown); font-size: 10px; color: #777; }
+.t.z::before, .zi::before { content: attr(data-shown); font-size: 10px; color: #777; }
+.zi { unicode-bidi: isolate; }
 .t.s { font-weight: 700; box-shadow: inset 0 0 0 2px #555; }
 table { border-collapse: collapse; background: #fff; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #e4e4e4; text-align: right; white-space: nowrap; }
