@@ -30,7 +30,7 @@ from bytepair.gpt.checkpoint import read_checkpoint, restore_model, save_checkpo
 from bytepair.gpt.cli import main as gpt_main  # noqa: E402
 from bytepair.gpt.data import Span, TokenLengths, aligned_spans, sample_batch  # noqa: E402
 from bytepair.gpt.evaluation import evaluate_span, summed_nll  # noqa: E402
-from bytepair.gpt.model import training_step_bytes  # noqa: E402
+from bytepair.gpt.model import cgroup_memory_limit, training_step_bytes  # noqa: E402
 from datafiles import data_dir  # noqa: E402
 
 TINY = dict(block_size=16, embedding_dim=32, num_heads=2, num_layers=2, dropout=0.0)
@@ -681,6 +681,30 @@ def test_training_memory_estimate_counts_the_model_and_its_logits():
     # float32 weights, gradients and AdamW's two moments; the (B, T, V) logits and their gradient
     assert model == 4 * 4 * sum(p.numel() for p in gpt.GPT(config).parameters())
     assert activations >= 2 * 4 * (4 * 16 * 50)
+
+
+def _cgroup_tree(tmp_path, membership, files):
+    (tmp_path / "fs").mkdir(parents=True)
+    for name, value in files.items():
+        (tmp_path / "fs" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "fs" / name).write_text(value, encoding="ascii")
+    (tmp_path / "cgroup").write_text(membership, encoding="ascii")
+    return cgroup_memory_limit(root=str(tmp_path / "fs"), membership=str(tmp_path / "cgroup"))
+
+
+def test_memory_limit_of_a_container_is_read_from_its_cgroup(tmp_path):
+    # a container sees the host's RAM through sysconf; its own limit is in its control group
+    v2 = _cgroup_tree(tmp_path / "v2", "0::/docker/abc\n", {"docker/abc/memory.max": "2147483648\n"})
+    assert v2 == 2 * 1024**3
+    v1 = "12:pids:/\n4:memory:/docker/abc\n1:cpu,cpuacct:/\n"
+    assert _cgroup_tree(tmp_path / "v1", v1, {"memory/docker/abc/memory.limit_in_bytes": "536870912\n"}) == 2**29
+    # inside the container only its own tree is mounted, at the root
+    assert _cgroup_tree(tmp_path / "own", "0::/docker/abc\n", {"memory.max": "1073741824\n"}) == 2**30
+    # no limit: "max" (v2), a page-rounded 2**63 (v1), or nothing readable
+    assert _cgroup_tree(tmp_path / "max", "0::/\n", {"memory.max": "max\n"}) is None
+    assert _cgroup_tree(tmp_path / "huge", v1, {"memory/memory.limit_in_bytes": "9223372036854771712\n"}) is None
+    assert _cgroup_tree(tmp_path / "none", "0::/a\n", {}) is None
+    assert cgroup_memory_limit(membership=str(tmp_path / "missing")) is None
 
 
 @pytest.mark.parametrize("out", ["small.txt", "small.txt/run", "small.txt/checkpoint.pt"])

@@ -238,10 +238,49 @@ def device_memory(device) -> int | None:
         return torch.cuda.get_device_properties(device).total_memory
     if device.type == "cpu":
         try:
-            return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+            physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
         except (AttributeError, ValueError, OSError):  # no sysconf (Windows) or no such name
             return None
+        limit = cgroup_memory_limit()
+        return physical if limit is None else min(physical, limit)
     return None
+
+
+def cgroup_memory_limit(root="/sys/fs/cgroup", membership="/proc/self/cgroup") -> int | None:
+    """The memory limit of this process's control group (a container's ``--memory``), in bytes;
+    ``None`` where there is none or it cannot be read. A container sees the host's RAM in
+    ``sysconf``, and a step past its limit is killed rather than refused.
+
+    Reads cgroup v2 (``memory.max``) or v1 (``memory.limit_in_bytes``), at the process's own
+    group and, as inside a container that sees only its own tree, at the root.
+    """
+    try:
+        with open(membership, encoding="utf-8") as lines:
+            groups = [line.rstrip("\n").split(":", 2) for line in lines]
+    except OSError:
+        return None
+    candidates = []
+    for fields in groups:
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        path = path.lstrip("/")
+        if controllers == "":
+            candidates += [os.path.join(root, path, "memory.max"), os.path.join(root, "memory.max")]
+        elif "memory" in controllers.split(","):
+            folder = os.path.join(root, "memory")
+            names = [os.path.join(folder, path, "memory.limit_in_bytes"), os.path.join(folder, "memory.limit_in_bytes")]
+            candidates += names
+    limits = []
+    for candidate in candidates:
+        try:
+            with open(candidate, encoding="ascii") as file:
+                value = file.read().strip()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if value.isdigit() and int(value) < 2**62:  # "max" (v2) or a huge number (v1): no limit
+            limits.append(int(value))
+    return min(limits) if limits else None
 
 
 def check_training_fits(config: GPTConfig, batch_size: int, device) -> None:
