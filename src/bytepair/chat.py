@@ -45,7 +45,10 @@ distinction: encode chats with ``apply_chat_template``, not by encoding its text
 
 This module does not know any tokenizer internals: it calls ``tokenizer.encode(text,
 allowed_special="all")`` and reads ``tokenizer.special_tokens`` and ``tokenizer.normalization``.
-It does not implement tool-call formats or multimodal content lists.
+It does not implement tool-call formats or multimodal content lists: a custom template sees every
+key of a message (``tool_calls``, ``name``...), and, as in transformers, keys whose value is None
+are left out, so an assistant turn of tool calls only may have ``content=None`` or no content (the
+built-in layouts need a string content in every message).
 """
 
 from __future__ import annotations
@@ -416,6 +419,12 @@ def _validated_message(index, message, is_builtin):
         )
     if not isinstance(role, str) or not role:
         raise ChatTemplateError(f"message {index} has role {role!r}; a role must be a non-empty string")
+    if not is_builtin:
+        # As transformers does: keys whose value is None are left out, so an assistant turn of
+        # tool calls only (OpenAI's content=None, or no content at all) reaches the template.
+        message = {key: value for key, value in message.items() if value is not None}
+        if "content" not in message:
+            return message
     if "content" not in message:
         raise ChatTemplateError(f"message {index} has no 'content': {dict(message)!r}; add one")
     content = message["content"]
@@ -436,7 +445,7 @@ def _template_tokens(template, is_builtin, variables):
 def _refuse_special_in_content(messages, protected):
     for index, message in enumerate(messages):
         for field in ("role", "content"):
-            found = sorted(token for token in protected if token and token in message[field])
+            found = sorted(token for token in protected if token and token in message.get(field, ""))
             if found:
                 raise ChatTemplateError(
                     f"message {index} ({message['role']!r}) {field} contains the special token "

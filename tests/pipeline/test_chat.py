@@ -352,6 +352,35 @@ def test_custom_templates_accept_any_role_and_see_extra_keys():
     assert render_chat(messages, template) == "narrator:N:Once"
 
 
+# An assistant turn of tool calls only, in the two shapes callers send it: OpenAI's
+# content=None, and the Hugging Face docs' message without content.
+TOOL_CALL_TEMPLATE = (
+    "{% for m in messages %}<{{ m.role }}>"
+    "{% if m.content is defined %}{{ m.content }}{% endif %}"
+    "{% for call in m.tool_calls | default([]) %}[{{ call.function | tojson }}]{% endfor %}"
+    "{% if m.role == 'assistant' %}{% generation %}<|im_end|>{% endgeneration %}{% endif %}"
+    "{% endfor %}"
+)
+TOOL_CALL = {"type": "function", "function": {"name": "weather", "arguments": {"city": "Zürich"}}}
+
+
+@pytest.mark.parametrize("assistant", [{"content": None}, {}], ids=["content_none", "no_content"])
+def test_custom_templates_take_a_tool_call_turn_without_content(chat_tokenizer, assistant):
+    messages = [
+        {"role": "user", "content": "weather?"},
+        {"role": "assistant", "tool_calls": [TOOL_CALL], **assistant},
+        {"role": "tool", "content": "12 C"},
+    ]
+    expected = '<user>weather?<assistant>[{"name": "weather", "arguments": {"city": "Zürich"}}]<|im_end|><tool>12 C'
+    assert render_chat(messages, TOOL_CALL_TEMPLATE) == expected
+    encoded = apply_chat_template(
+        chat_tokenizer, messages, template=TOOL_CALL_TEMPLATE, return_dict=True, return_assistant_tokens_mask=True
+    )
+    assert encoded["input_ids"] == chat_tokenizer.encode(expected, allowed_special="all")
+    marked = [token for token, mask in zip(encoded["input_ids"], encoded["assistant_masks"]) if mask]
+    assert marked == [chat_tokenizer.special_tokens["<|im_end|>"]]
+
+
 # --- validation -------------------------------------------------------------------------------
 
 
