@@ -37,7 +37,7 @@ from .errors import SpecialTokenError, UsageError
 from .special import check_disallowed, resolve_special
 from .threads import check_num_threads
 
-__all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS", "token_char_spans"]
+__all__ = ["BatchEncoding", "DropInMixin", "HF_SETTINGS", "hf_named_tokens", "token_char_spans"]
 
 # The tokenizer_config.json settings a tokenizer carries, with their defaults.
 HF_SETTINGS = {
@@ -654,6 +654,34 @@ def token_char_spans(text: str, pieces: Sequence[bytes]) -> list[tuple[int, int]
         spans.append((int(character_of[position]), int(ends[character_of[position + len(piece) - 1]])))
         position += len(piece)
     return spans
+
+
+def hf_named_tokens(value):
+    """``(tokens, settings)`` when ``value`` is transformers' argument to ``add_special_tokens``
+    (``{"pad_token": "<|pad|>", "additional_special_tokens": ["<|a|>"]}``): the tokens to add,
+    in order, and the named ones to set; None for bytepair's own forms (a list, or token -> id).
+
+    Example:
+        >>> hf_named_tokens({"pad_token": "<|pad|>", "additional_special_tokens": ["<|a|>"]})
+        (['<|pad|>', '<|a|>'], {'pad_token': '<|pad|>'})
+    """
+    # ids are integers, so a string or a list as a value can only be transformers' form
+    if not isinstance(value, Mapping) or not any(isinstance(item, (str, list, tuple)) for item in value.values()):
+        return None
+    unknown = [key for key in value if key not in (*NAMED_TOKENS, "additional_special_tokens")]
+    if unknown:
+        raise SpecialTokenError(
+            f"add_special_tokens got {unknown[0]!r}: in transformers' form the keys are "
+            f"{', '.join(NAMED_TOKENS)} and additional_special_tokens (bytepair carries no other "
+            "named token); add other tokens in additional_special_tokens, or as a list"
+        )
+    settings = {key: item for key, item in value.items() if key != "additional_special_tokens"}
+    extra = value.get("additional_special_tokens") or []
+    extra = [extra] if isinstance(extra, str) else list(extra)
+    for key, item in [*settings.items(), *(("additional_special_tokens", token) for token in extra)]:
+        if not isinstance(item, str) or not item:
+            raise SpecialTokenError(f"add_special_tokens: {key} is {item!r}; a special token is a non-empty string")
+    return list(dict.fromkeys([*settings.values(), *extra])), settings
 
 
 def listed(value, what):

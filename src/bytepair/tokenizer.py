@@ -25,7 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _engine, artifact
-from .dropin import DropInMixin, listed
+from .dropin import DropInMixin, hf_named_tokens, listed
 from .errors import (
     ArtifactError,
     DisallowedSpecialTokenError,
@@ -235,8 +235,19 @@ class Tokenizer(DropInMixin):
     def add_special_tokens(self, special_tokens: SpecialTokens) -> Tokenizer:
         """Add special tokens after training: a list (next free ids) or a dict token -> id.
 
+        transformers' form, ``{"pad_token": "<|pad|>", "additional_special_tokens": [...]}``,
+        adds its tokens (next free ids) and sets the named ones (``tok.pad_token``...); it
+        returns the tokenizer, where transformers returns the number of tokens added.
+
         The fingerprint changes, since special tokens change behaviour.
         """
+        named = hf_named_tokens(special_tokens)
+        if named is not None:
+            tokens, settings = named
+            self._install_special(tokens)
+            for name, value in settings.items():
+                setattr(self, name, value)
+            return self
         self._install_special(special_tokens)
         return self
 

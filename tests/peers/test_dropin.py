@@ -431,6 +431,19 @@ def test_special_tokens_apart_from_the_vocabulary_keep_their_ids_in_transformers
     assert gpt4o.special_tokens["<|endoftext|>"] == 199999
 
 
+def test_add_special_tokens_takes_the_transformers_form_of_named_tokens(trained_folder):
+    _, folder = trained_folder
+    ours, hf = bytepair.load(folder), transformers.AutoTokenizer.from_pretrained(str(folder))
+    added = {"bos_token": "<|bos|>", "pad_token": "<|pad2|>", "additional_special_tokens": ["<|tool|>"]}
+    hf.add_special_tokens(added)
+    assert ours.add_special_tokens(added) is ours
+    assert (ours.bos_token_id, ours.pad_token_id) == (hf.bos_token_id, hf.pad_token_id)
+    texts = ["call <|tool|> now", "x"]
+    assert dict(ours(texts, padding=True)) == dict(hf(texts, padding=True, add_special_tokens=False))
+    with pytest.raises(bytepair.errors.SpecialTokenError, match="'sep_token'.*additional_special_tokens"):
+        ours.add_special_tokens({"sep_token": "[SEP]"})
+
+
 def test_an_ordinary_token_as_a_settings_token_is_refused_by_save_pretrained(wiki_text, tmp_path):
     tok = bytepair.train(wiki_text, mode="byte", vocab_size=300, pattern="gpt2")
     tok.pad_token = "."  # transformers would make "." special and cut it out of "Wait... what."
