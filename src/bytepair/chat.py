@@ -66,6 +66,7 @@ import jinja2.nodes
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from .dropin import _as_tensor
 from .errors import ChatTemplateError
 from .normalize import normalize
 from .special import special_token_list, split_on_special
@@ -187,6 +188,7 @@ def apply_chat_template(
     return_assistant_tokens_mask=False,
     allow_special_in_content=False,
     chat_template=None,
+    return_tensors=None,
     **template_variables,
 ):
     """Render ``messages`` and encode them with ``tokenizer``; ``tokenize=False`` returns the text.
@@ -199,7 +201,9 @@ def apply_chat_template(
     ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}``, as
     transformers does; with ``return_assistant_tokens_mask=True`` also ``"assistant_masks"``:
     1 on every token that overlaps text the template produced inside ``{% generation %}...
-    {% endgeneration %}`` (transformers' rule), 0 elsewhere.
+    {% endgeneration %}`` (transformers' rule), 0 elsewhere. ``return_tensors="pt"`` or ``"np"``
+    gives each list as a batch of one (shape ``(1, n)``), as transformers does; it has no effect
+    with ``tokenize=False``.
 
     The special-token strings in the template's own text become their special-token ids; text
     that came from ``messages`` or other caller data is encoded as ordinary text wherever it lands
@@ -250,11 +254,13 @@ def apply_chat_template(
     else:
         ids = _encode_segments(tokenizer, segments, special)
     if not return_dict:
-        return ids
+        return ids if return_tensors is None else _as_tensor([ids], return_tensors)
     result = {"input_ids": ids, "attention_mask": [1] * len(ids)}
     if return_assistant_tokens_mask:
         spans = _generation_spans(source, clean, add_generation_prompt, context, text)
         result["assistant_masks"] = _assistant_mask(tokenizer, ids, text, spans)
+    if return_tensors is not None:
+        result = {key: _as_tensor([value], return_tensors) for key, value in result.items()}
     return result
 
 
@@ -319,6 +325,18 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     return batch
 
 
+# Options of transformers' apply_chat_template that are not template variables and that this one
+# does not take, with what to do instead.
+_TRANSFORMERS_OPTIONS = {
+    "continue_final_message": "end the text yourself: render with tokenize=False and cut after the last content",
+    "padding": "pad the ids afterwards with tok.pad(...)",
+    "truncation": "use encode_conversations(..., max_length=...), which cuts at the end of an assistant turn",
+    "max_length": "use encode_conversations(..., max_length=...), which cuts at the end of an assistant turn",
+    "tokenizer_kwargs": "encode with the defaults, which match transformers' for chats",
+    "sanitize_control_tokens": "caller text is always encoded as ordinary text here (see allow_special_in_content)",
+}
+
+
 def _runs_of_ones(mask):
     """``[(start, end)]`` of each run of 1s in ``mask``."""
     runs = []
@@ -352,6 +370,12 @@ def _check_variables_used(source, variables):
     unused = sorted(
         name for name, value in variables.items() if name not in used and not _is_token_variable(name, value)
     )
+    for name in unused:
+        if name in _TRANSFORMERS_OPTIONS:  # said plainly, not as a variable the template does not read
+            raise ChatTemplateError(
+                f"{name!r} is an option of transformers' apply_chat_template that bytepair's does not "
+                f"take; {_TRANSFORMERS_OPTIONS[name]}"
+            )
     if unused:
         reads = ", ".join(sorted(used - {"messages", "add_generation_prompt"})) or "no other variables"
         raise ChatTemplateError(

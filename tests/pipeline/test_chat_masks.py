@@ -81,6 +81,29 @@ def test_unknown_keywords_are_refused_not_swallowed(tok):
     )
 
 
+@pytest.mark.parametrize("kind", ["np", "pt"])
+def test_return_tensors_gives_a_batch_of_one_as_transformers_does(tok, kind):
+    if kind == "pt":
+        pytest.importorskip("torch")
+    ids = apply_chat_template(tok, CHAT, template="chatml")
+    tensor = apply_chat_template(tok, CHAT, template="chatml", return_tensors=kind)
+    assert tuple(tensor.shape) == (1, len(ids)) and tensor.tolist() == [ids]
+    lists = apply_chat_template(tok, CHAT, template="chatml", return_dict=True, return_assistant_tokens_mask=True)
+    tensors = apply_chat_template(
+        tok, CHAT, template="chatml", return_dict=True, return_assistant_tokens_mask=True, return_tensors=kind
+    )
+    assert {key: value.tolist() for key, value in tensors.items()} == {key: [value] for key, value in lists.items()}
+    assert apply_chat_template(tok, CHAT, template="chatml", tokenize=False, return_tensors=kind) == render_chat(
+        CHAT, "chatml"
+    )
+
+
+@pytest.mark.parametrize("option", ["continue_final_message", "padding", "max_length"])
+def test_transformers_options_not_taken_are_named_as_such(tok, option):
+    with pytest.raises(ChatTemplateError, match=f"'{option}' is an option of transformers' apply_chat_template"):
+        apply_chat_template(tok, CHAT, template="chatml", **{option: True})
+
+
 def test_tokenizer_settings_feed_the_template(tok):
     tok = bytepair.Tokenizer(tok.model, pattern=tok.pattern, special_tokens=tok.special_tokens)
     tok.bos_token = "<|begin_of_text|>"
