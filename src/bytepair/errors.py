@@ -38,8 +38,14 @@ class DisallowedSpecialTokenError(BytepairError, ValueError):
         )
 
 
-class TokenIdError(BytepairError, ValueError):
-    """A token id that the vocabulary does not have."""
+class TokenIdError(BytepairError, ValueError, KeyError):
+    """A token id that the vocabulary does not have.
+
+    Also a ``KeyError``, as tiktoken raises for an id it cannot decode, so tiktoken code that
+    catches ``KeyError`` keeps working; its message reads as a sentence, not a quoted key.
+    """
+
+    __str__ = BaseException.__str__
 
 
 class TrainingError(BytepairError, ValueError):

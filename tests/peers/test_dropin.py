@@ -152,6 +152,25 @@ def test_tiktoken_single_tokens_match(tiktoken_pairs, name):
 
 
 @pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
+def test_an_id_outside_the_vocabulary_is_a_key_error_as_in_tiktoken(tiktoken_pairs, name):
+    # tiktoken code catches KeyError around decoding; ours is also a sentence naming the id
+    ours, theirs = tiktoken_pairs[name]
+    bad = 10**7
+    calls = [
+        lambda enc: enc.decode([1, bad]),
+        lambda enc: enc.decode_single_token_bytes(bad),
+        lambda enc: enc.decode_tokens_bytes([bad]),
+        lambda enc: enc.decode_batch([[bad]]),
+    ]
+    for call in calls:
+        with pytest.raises(KeyError):
+            call(theirs)
+        with pytest.raises(KeyError) as raised:
+            call(ours)
+        assert str(raised.value).startswith(f"token id {bad} at position ")
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "o200k_base"])
 def test_tiktoken_batches_offsets_and_arrays_match(tiktoken_pairs, name):
     ours, theirs = tiktoken_pairs[name]
     batch = ours.encode_ordinary_batch(TEXTS)
