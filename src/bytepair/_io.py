@@ -271,8 +271,22 @@ def _copy(url, file, digest, limit, deadline, progress):
                 bar.close()
 
 
+def progress_shown(progress: bool | None) -> bool:
+    """Whether a progress bar is drawn: ``progress`` when given, else only when standard error is
+    a terminal; never without a standard error (closed, or ``pythonw``), where tqdm cannot write."""
+    stream = sys.stderr
+    if stream is None or progress is False:
+        return False
+    if progress:
+        return True
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a stand-in stream without isatty, or a closed one
+        return False
+
+
 def _bar(progress, total, name):
-    if progress is False or (progress is None and not sys.stderr.isatty()):
+    if not progress_shown(progress):
         return None
     from tqdm import tqdm
 

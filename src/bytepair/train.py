@@ -13,7 +13,6 @@ Example:
 
 from __future__ import annotations
 
-import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ import numpy as np
 
 from . import _engine
 from ._gc import gc_paused
+from ._io import progress_shown
 from .errors import TrainingError
 from .model import MergeModel
 from .normalize import check_normalization, clean_surrogates, normalize
@@ -463,7 +463,7 @@ def _cut_blocks(text):
 
 
 def _progress_bar(progress, total):
-    if progress is False or (progress is None and not sys.stderr.isatty()):
+    if not progress_shown(progress):
         return None
     from tqdm import tqdm
 

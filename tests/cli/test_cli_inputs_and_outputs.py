@@ -288,3 +288,29 @@ def test_a_closed_pipe_ends_the_command_quietly(files, tmp_path):
     child.stdout.close()
     stderr = child.stderr.read().decode()
     assert child.wait(timeout=60) == 141 and stderr == ""
+
+
+# -- a standard stream that is closed (`2>&-`, a service started without one) ------------------------
+
+
+def bytepair_with_closed(redirect, *args):
+    """The command in a child whose standard stream is closed by ``redirect`` (``<&-``, ``>&-``, ``2>&-``)."""
+    script = f'exec "$0" -m bytepair "$@" {redirect}'
+    return subprocess.run(
+        ["sh", "-c", script, sys.executable, *map(str, args)], capture_output=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["train", "{text}", "--vocab-size", "60", "-o", "{out}/tok.json"],
+        ["encode-corpus", "{text}", "-t", "{tok}", "-o", "{out}/corpus"],
+    ],
+    ids=["train", "encode-corpus"],
+)
+def test_a_closed_standard_error_hides_the_progress_bar_only(files, tmp_path, command):
+    args = [a.format(text=files / "text.txt", tok=files / "tok.json", out=tmp_path) for a in command]
+    result = bytepair_with_closed("2>&-", *args)
+    assert result.returncode == 0, result.stdout
+    assert (tmp_path / "tok.json").is_file() or (tmp_path / "corpus" / "meta.json").is_file()

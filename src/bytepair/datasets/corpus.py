@@ -44,7 +44,7 @@ import numpy as np
 from bytepair.errors import BadDocumentError, DocumentError, PreparedDataError, UsageError, own_cause
 from bytepair.normalize import normalize
 
-from .._io import write_text_atomic
+from .._io import progress_shown, write_text_atomic
 from . import shards as _shards
 from .documents import (
     ReadStats,
@@ -802,9 +802,7 @@ class _Stopped(Exception):
 
 
 def _progress_bar(progress):
-    if progress is None:
-        progress = sys.stderr.isatty()
-    if not progress:
+    if not progress_shown(progress):
         return None
     from tqdm import tqdm
 

@@ -16,7 +16,6 @@ Example:
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .._io import progress_shown
 from .errors import PrepareError
 
 # Blocks in flight per encoding job, per worker: enough to keep every core busy, few enough that
@@ -239,7 +239,7 @@ class ByteTable:
 
 
 def _bar(progress, total):
-    if progress is False or (progress is None and not sys.stderr.isatty()):
+    if not progress_shown(progress):
         return None
     from tqdm import tqdm
 

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from bytepair._io import check_output_file, check_output_folder
+from bytepair._io import check_output_file, check_output_folder, progress_shown
 from bytepair.gpt.checkpoint import checkpoint_file, load_checkpoint, restore_model, save_checkpoint
 from bytepair.gpt.data import EncodedData, aligned_spans, load_data, sample_batch
 from bytepair.gpt.errors import CheckpointError, GPTSettingError
@@ -217,7 +217,7 @@ def train_until_done(run, train_ids, validate, *, eval_interval, checkpoint, pro
         _record(run, validate(run.model), train_loss=None)
     losses = []
     with tqdm(
-        total=run.config.max_steps, initial=run.step, desc=label, unit="step", disable=_disabled(progress)
+        total=run.config.max_steps, initial=run.step, desc=label, unit="step", disable=not progress_shown(progress)
     ) as bar:
         while run.step < run.config.max_steps:
             started = time.perf_counter()
@@ -231,11 +231,6 @@ def train_until_done(run, train_ids, validate, *, eval_interval, checkpoint, pro
             bar.update(1)
     if run.history[-1]["step"] != run.step:  # resumed at the end already: nothing was recorded
         _record(run, validate(run.model), train_loss=None)
-
-
-def _disabled(progress):
-    """tqdm's ``disable``: ``None`` lets tqdm hide the bar when stderr is not a terminal."""
-    return None if progress is None else not progress
 
 
 def _record(run: TrainingRun, evaluation: Evaluation, *, train_loss) -> dict:
