@@ -52,6 +52,31 @@ def read_text(path) -> str:
     return _read_text(Path(path), error=UsageError)
 
 
+def write_output(text: str) -> None:
+    """A command's result (decoded text, ids) on standard output: UTF-8 whatever the locale says,
+    as ``read_text`` reads it back; all of it, or an ``OSError`` naming standard output."""
+    stream = sys.stdout
+    if stream is None:
+        raise UsageError("standard output is closed, so the result has nowhere to go; redirect it to a file")
+    buffer = getattr(stream, "buffer", None)
+    if buffer is None:  # a text-only stand-in (an IDE's console): it takes str
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()  # lines printed before go first
+    data = memoryview(text.encode("utf-8", errors="surrogateescape"))  # argv's undecodable bytes as they came
+    try:
+        # subtle: a write that fills the disk or meets a closed pipe can take part of the data
+        # and report no error; only the next write raises, so write until all of it is taken
+        while data:
+            data = data[buffer.write(data) :]
+        buffer.flush()
+    except OSError as error:
+        if error.filename is not None or error.errno is None:
+            raise
+        raise type(error)(error.errno, error.strerror, "standard output") from None
+
+
 def add_training_options(parser: argparse.ArgumentParser) -> None:
     """The flags of ``bytepair.train``; shared by ``bytepair train``, ``prepare`` and ``sweep``."""
     parser.add_argument("--mode", choices=("char", "byte"), default="char", help="character- or byte-level BPE")

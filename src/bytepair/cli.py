@@ -21,6 +21,7 @@ from ._cliutil import (
     check_training_options,
     read_text,
     training_options,
+    write_output,
 )
 from ._io import check_output_file, check_readable
 from .artifact import ARTIFACT_NAME
@@ -379,7 +380,7 @@ def _run_encode(args):
     if args.output is not None:
         write_text_atomic(args.output, out + "\n")
     else:
-        print(out)
+        write_output(out + "\n")
     return 0
 
 
@@ -478,7 +479,7 @@ def _run_decode(args):
         raise UsageError(
             f"the ids do not decode to valid UTF-8 ({error.reason} at byte {error.start}); use --errors replace"
         ) from None
-    sys.stdout.write(text)
+    write_output(text)
     return 0
 
 

@@ -290,6 +290,40 @@ def test_a_closed_pipe_ends_the_command_quietly(files, tmp_path):
     assert child.wait(timeout=60) == 141 and stderr == ""
 
 
+def test_decoded_text_that_a_closed_pipe_cuts_short_is_not_reported_as_written(files, tmp_path):
+    # one write of megabytes: the pipe takes part of it before the reader goes, and the rest fails
+    # (a disk that fills does the same); exit 0 would say that all of it was written
+    tokenizer = bytepair.Tokenizer.load(files / "tok.json")
+    np.save(tmp_path / "ids.npy", np.asarray(tokenizer.encode(TEXT * 2000), dtype=np.uint32))
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bytepair", "decode", "-t", str(files / "tok.json"), str(tmp_path / "ids.npy")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        bufsize=0,
+    )
+    child.stdout.read(10)
+    child.stdout.close()
+    stderr = child.stderr.read().decode()
+    assert child.wait(timeout=60) == 141 and stderr == ""
+
+
+def test_decode_writes_utf8_whatever_the_output_encoding(files, tmp_path):
+    # as encode reads standard input: UTF-8 bytes, never an encoding error halfway
+    text = "naïve café, 你好\n"
+    tokenizer = bytepair.train(text * 5, mode="byte", vocab_size=270, progress=False)
+    tokenizer.save(tmp_path / "tok.json")
+    ids = " ".join(map(str, tokenizer.encode(text)))
+    result = subprocess.run(
+        [sys.executable, "-m", "bytepair", "decode", "-t", str(tmp_path / "tok.json"), "--ids", ids],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode("utf-8") == text
+
+
 # -- a standard stream that is closed (`2>&-`, a service started without one) ------------------------
 
 
@@ -298,6 +332,16 @@ def bytepair_with_closed(redirect, *args):
     script = f'exec "$0" -m bytepair "$@" {redirect}'
     return subprocess.run(
         ["sh", "-c", script, sys.executable, *map(str, args)], capture_output=True, timeout=60, check=False
+    )
+
+
+@pytest.mark.parametrize("command", [["encode", "-t", "{tok}", "{text}"], ["decode", "-t", "{tok}", "104", "105"]])
+def test_a_result_for_a_closed_standard_output_is_an_error(files, command):
+    args = [a.format(text=files / "text.txt", tok=files / "tok.json") for a in command]
+    result = bytepair_with_closed(">&-", *args)
+    assert result.returncode == 2
+    assert result.stderr.decode() == (
+        "error: standard output is closed, so the result has nowhere to go; redirect it to a file\n"
     )
 
 

@@ -13,7 +13,7 @@ import argparse
 import json
 import sys
 
-from bytepair._cliutil import HelpFormatter, positive_count
+from bytepair._cliutil import HelpFormatter, positive_count, write_output
 from bytepair._io import check_output_folder
 
 TRAIN_DEFAULTS = {  # shown in --help; the values themselves live in GPTConfig and TrainConfig
@@ -322,7 +322,7 @@ def _run_sample(args) -> int:
         seed=args.seed,
         device=args.device,
     )
-    sys.stdout.write(args.prompt + text + "\n")
+    write_output(args.prompt + text + "\n")
     return 0
 
 
