@@ -40,6 +40,7 @@ COMMAND_MODULES = (
 
 
 def main(argv=None):
+    _escape_what_stdout_cannot_show()
     parser = build_parser()
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
@@ -63,6 +64,15 @@ def main(argv=None):
         print("error: out of memory; give a smaller input (e.g. --max-chars) or free memory", file=sys.stderr)
         return 1
     return result or 0
+
+
+def _escape_what_stdout_cannot_show():
+    """Tables and reports (``inspect``, ``encode --pieces``, a file name) print a character that
+    standard output's encoding lacks (``PYTHONIOENCODING=ascii``, a Latin-1 terminal) as an
+    escape such as ``\\xe9``, instead of stopping with an encoding error."""
+    stream = sys.stdout
+    if stream is not None and getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="backslashreplace")
 
 
 def build_parser():

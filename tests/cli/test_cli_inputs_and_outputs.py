@@ -324,6 +324,22 @@ def test_decode_writes_utf8_whatever_the_output_encoding(files, tmp_path):
     assert result.stdout.decode("utf-8") == text
 
 
+@pytest.mark.parametrize("command", [["inspect", "{tok}"], ["encode", "-t", "{tok}", "--pieces", "{text}"]])
+def test_a_table_shows_what_the_output_encoding_lacks_as_escapes(tmp_path, command):
+    (tmp_path / "text.txt").write_text("café café café\n", encoding="utf-8")
+    bytepair.train("café café café\n" * 5, mode="byte", vocab_size=270, progress=False).save(tmp_path / "tok.json")
+    args = [a.format(tok=tmp_path / "tok.json", text=tmp_path / "text.txt") for a in command]
+    result = subprocess.run(
+        [sys.executable, "-m", "bytepair", *args],
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    assert "caf\\xe9" in result.stdout.decode("ascii")
+
+
 # -- a standard stream that is closed (`2>&-`, a service started without one) ------------------------
 
 
