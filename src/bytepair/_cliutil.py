@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._io import decode_text
+from ._io import decode_text, standard_input
 from ._io import read_text as _read_text
 from .errors import UsageError
 
@@ -47,8 +47,8 @@ def positive_count(text: str, unit: str = "characters") -> int:
 def read_text(path) -> str:
     """A UTF-8 text file, or ``-`` for standard input; bad bytes are a one-line usage error."""
     if str(path) == "-":
-        stream = getattr(sys.stdin, "buffer", None)  # bytes, so that bad ones are not replaced
-        return sys.stdin.read() if stream is None else decode_text(stream.read(), "standard input", error=UsageError)
+        data = standard_input(UsageError).read()  # bytes, so that bad ones are not replaced
+        return data if isinstance(data, str) else decode_text(data, "standard input", error=UsageError)
     return _read_text(Path(path), error=UsageError)
 
 

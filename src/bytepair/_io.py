@@ -307,6 +307,15 @@ def read_text(path: str | os.PathLike, *, error: type[Exception] = ValueError) -
     return decode_text(read_limited(path, None, error, "text file"), path, error=error)
 
 
+def standard_input(error: type[Exception] = ValueError):
+    """Standard input as a binary stream (a text-only stand-in as it is); when it is closed
+    (``<&-``, a service started without one), ``error`` saying so."""
+    stream = sys.stdin
+    if stream is None:
+        raise error("standard input is closed, so - has nothing to read; give a file instead")
+    return getattr(stream, "buffer", stream)
+
+
 def decode_text(data: bytes, name, *, error: type[Exception] = ValueError) -> str:
     """``data`` as UTF-8 (``read_text``'s rule, for bytes from elsewhere: standard input);
     bad bytes raise ``error`` naming ``name``, the byte offset, the line and the byte."""

@@ -351,6 +351,28 @@ def bytepair_with_closed(redirect, *args):
     )
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["encode", "-t", "{tok}", "-"],
+        ["decode", "-t", "{tok}"],
+        ["train", "-", "-o", "{out}/tok.json"],
+        ["encode-corpus", "-", "-t", "{tok}", "-o", "{out}/corpus"],
+        ["compare", "-t", "{tok}", "-"],
+        ["view", "-t", "{tok}", "-", "-o", "{out}/page.html"],
+    ],
+    ids=lambda command: command[0],
+)
+def test_a_closed_standard_input_is_an_error_before_any_work(files, tmp_path, command):
+    args = [a.format(tok=files / "tok.json", out=tmp_path) for a in command]
+    result = bytepair_with_closed("<&-", *args)
+    assert result.returncode == 2
+    assert result.stderr.decode().endswith(
+        "error: standard input is closed, so - has nothing to read; give a file instead\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize("command", [["encode", "-t", "{tok}", "{text}"], ["decode", "-t", "{tok}", "104", "105"]])
 def test_a_result_for_a_closed_standard_output_is_an_error(files, command):
     args = [a.format(text=files / "text.txt", tok=files / "tok.json") for a in command]

@@ -33,7 +33,6 @@ import importlib.util
 import io
 import json
 import os
-import sys
 import zlib
 from dataclasses import dataclass, field
 from functools import partial
@@ -41,6 +40,7 @@ from pathlib import Path
 
 import regex
 
+from bytepair._io import standard_input
 from bytepair.errors import BadDocumentError, DocumentError, MissingDependencyError, UsageError
 
 FORMATS = {".txt": "txt", ".text": "txt", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json", ".parquet": "parquet"}
@@ -116,6 +116,7 @@ def find_inputs(items, *, other_files_as_text=False):
             continue
         item = str(item)
         if item == "-":
+            standard_input(UsageError)  # closed: said now, before any work
             found.append(Input("-", "auto"))
             continue
         path = Path(item)
@@ -517,7 +518,7 @@ class _Opened:
     def __enter__(self):
         source = self.source
         if source.path == "-":
-            raw = sys.stdin.buffer
+            raw = standard_input(UsageError)
             head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
             compression = "gzip" if head[:2] == b"\x1f\x8b" else "zstd" if head == b"\x28\xb5\x2f\xfd" else None
         else:
