@@ -25,6 +25,7 @@ from ._cliutil import (
 )
 from ._io import check_output_file, check_readable
 from .artifact import ARTIFACT_NAME
+from .datasets.files import sigterm_as_interrupt
 from .errors import BytepairError, DisallowedSpecialTokenError, UsageError
 from .normalize import normalize
 from .report import longest_tokens
@@ -47,7 +48,9 @@ def main(argv=None):
         parser.print_help()
         return 2
     try:
-        result = args.run(args)
+        # SIGTERM (`kill`, a job scheduler) runs the cleanup Ctrl-C runs: staged files removed
+        with sigterm_as_interrupt():
+            result = args.run(args)
     except BrokenPipeError:
         # the reader stopped (`bytepair encode ... | head`): end quietly, as a tool killed by
         # SIGPIPE does, and keep Python from reporting the flush of a closed stdout at exit
@@ -56,9 +59,12 @@ def main(argv=None):
     except (BytepairError, OSError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as error:
+        if error.args == ("terminated",):  # the exit status a shell gives a process SIGTERM ended
+            print("terminated", file=sys.stderr)
+            return 128 + 15
         print("interrupted", file=sys.stderr)
-        return 130
+        return 128 + 2
     except MemoryError:
         # subtle: the files read are size-capped, so this is a real shortage, not a bad file.
         print("error: out of memory; give a smaller input (e.g. --max-chars) or free memory", file=sys.stderr)

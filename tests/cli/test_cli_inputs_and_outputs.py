@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -338,6 +339,30 @@ def test_a_table_shows_what_the_output_encoding_lacks_as_escapes(tmp_path, comma
     )
     assert result.returncode == 0, result.stderr.decode()
     assert "caf\\xe9" in result.stdout.decode("ascii")
+
+
+# -- signals ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("kill_signal", "line"), [(signal.SIGTERM, "terminated"), (signal.SIGINT, "interrupted")])
+def test_a_signal_ends_any_command_with_one_line_and_the_shell_status(tmp_path, kill_signal, line):
+    # train waits on standard input, which stays open: the signal comes while it reads
+    child = subprocess.Popen(
+        [sys.executable, "-m", "bytepair", "train", "-", "-o", str(tmp_path / "tok.json")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        # a child started in the background may inherit Ctrl-C ignored; a user's command does not
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    child.stdin.write(TEXT.encode())
+    child.stdin.flush()
+    assert child.stderr.readline().startswith(b"training ")  # reading has begun
+    child.send_signal(kill_signal)
+    assert child.wait(timeout=60) == 128 + kill_signal
+    assert child.stderr.read().decode() == line + "\n"
+    child.stdin.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- a standard stream that is closed (`2>&-`, a service started without one) ------------------------
