@@ -69,11 +69,13 @@ def register(subparsers):
 
 
 def run(args):
+    from ._io import check_output_folder
     from .artifact import ARTIFACT_NAME
     from .report import learned_tokens_report, sample_report, split_report
     from .tokenizer import Tokenizer
     from .train import train
 
+    check_output_folder(args.output)  # before the corpus is gathered and trained on
     corpus = stdlib_corpus()
     print("corpus: docstrings of the Python standard library")
     for name in SPLITS:
