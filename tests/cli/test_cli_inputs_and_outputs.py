@@ -225,10 +225,20 @@ def splits(tmp_path):
         (["prepare", "{splits}", "-o", "{out}", "--max-chars", "-1"], "--max-chars must be 0"),
         (["prepare", "{splits}", "-o", "{out}", "--sha256", "ab12"], "--sha256 only apply with --download"),
         (["demo", "-o", "{file}"], "-o '{file}' is a file"),
+        (["encode-corpus", "{splits}", "-t", "gpt2", "-o", "{file}/out"], "'{file}' is a file, not a folder"),
     ],
-    ids=["prepare-output", "write-text", "sweep-output", "split-folder", "max-chars", "sha256", "demo-output"],
+    ids=[
+        "prepare-output",
+        "write-text",
+        "sweep-output",
+        "split-folder",
+        "max-chars",
+        "sha256",
+        "demo-output",
+        "encode-corpus-output",
+    ],
 )
-def test_prepare_sweep_and_demo_refuse_bad_places_before_the_work(splits, tmp_path, capsys, args, message):
+def test_commands_that_write_folders_refuse_bad_places_before_the_work(splits, tmp_path, capsys, args, message):
     names = {"splits": splits, "file": tmp_path / "file.txt", "out": tmp_path / "out"}
     (tmp_path / "file.txt").write_text(TEXT, encoding="utf-8")
     code, out, err = run(capsys, *[a.format(**names) for a in args])

@@ -415,6 +415,7 @@ def _add_encode_corpus(subparsers):
 def _run_encode_corpus(args):
     from .corpus import encode_corpus
 
+    check_output_folder(args.output)
     options = {"num_threads": args.num_threads}
     if args.ray is not None:
         from bytepair import distributed
