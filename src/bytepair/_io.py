@@ -396,6 +396,10 @@ def _first_sentence(problem):
 def check_output_file(path, inputs=(), *, flag="-o", example="tokenizer.bytepair.json"):
     """Refuse an output path that cannot be written, or that names one of the ``inputs`` (files
     read, tokenizers loaded: the write would replace them), before the work that would fill it."""
+    if str(path) == "-":  # Path("-") would be a file named "-", which no user asking for stdout expects
+        raise UsageError(
+            f"{flag} - would write a file named '-'; give a file name ({flag} /dev/stdout writes to standard output)"
+        )
     path = Path(path)
     if path.is_dir():
         raise UsageError(f"{flag} {str(path)!r} is a folder; give a file name, e.g. {str(path / example)!r}")
@@ -411,6 +415,8 @@ def check_output_file(path, inputs=(), *, flag="-o", example="tokenizer.bytepair
 def check_output_folder(path, flag="-o"):
     """Refuse an output folder that is a file, or that cannot be made or written, before the
     work that would fill it."""
+    if str(path) == "-":
+        raise UsageError(f"{flag} - would make a folder named '-'; give a folder name")
     path = Path(path)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {str(path)!r} is a file; give a folder (it is made if missing)")

@@ -83,6 +83,26 @@ def test_an_output_that_is_an_input_is_refused_and_the_input_kept(files, capsys,
     assert {name: (files / name).read_bytes() for name in before} == before
 
 
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        (["encode", "-t", "{tok}", "{text}", "-o", "-"], "-o - would write a file named '-'"),
+        (["train", "{text}", "--vocab-size", "60", "-o", "-"], "-o - would write a file named '-'"),
+        (["view", "-t", "{tok}", "{text}", "-o", "-"], "-o - would write a file named '-'"),
+        (["encode-corpus", "{text}", "-t", "{tok}", "-o", "-"], "-o - would make a folder named '-'"),
+    ],
+    ids=["encode", "train", "view", "encode-corpus"],
+)
+def test_a_dash_as_output_is_refused_not_written_as_a_file_named_dash(
+    files, tmp_path, capsys, monkeypatch, command, message
+):
+    args = [a.format(text=files / "text.txt", tok=files / "tok.json") for a in command]
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *args)
+    assert code == 2 and message in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_an_output_that_is_a_folder_is_refused_before_encoding(files, tmp_path, capsys):
     code, _, err = run(capsys, "encode", "-t", files / "tok.json", "-o", tmp_path, files / "text.txt")
     assert code == 2 and "is a folder" in err and ".tmp" not in err
