@@ -266,6 +266,26 @@ def test_commands_that_write_folders_refuse_bad_places_before_the_work(splits, t
     assert "trained" not in out and not (tmp_path / "out").exists()
 
 
+@pytest.mark.parametrize(
+    "command", [["train", "{folder}", "-o", "{out}"], ["encode-corpus", "{folder}", "-t", "{tok}", "-o", "{out}"]]
+)
+def test_an_unreadable_input_is_named_before_any_work(files, tmp_path, capsys, command):
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    (folder / "a.txt").write_text(TEXT, encoding="utf-8")
+    (folder / "b.txt").write_text(TEXT, encoding="utf-8")
+    (folder / "b.txt").chmod(0)
+    if os.access(folder / "b.txt", os.R_OK):
+        pytest.skip("this user reads a file whatever its mode says (root)")
+    args = [a.format(folder=folder, tok=files / "tok.json", out=tmp_path / "out") for a in command]
+    code, out, err = run(capsys, *args)
+    assert code == 2
+    assert err.endswith(
+        f"error: input {str(folder / 'b.txt')!r}: cannot read it (permission denied); make it readable or leave it out\n"
+    )
+    assert not (tmp_path / "out").exists()
+
+
 def test_inspect_refuses_a_negative_count(files, capsys):
     code, _, err = run(capsys, "inspect", files / "tok.json", "--top", "-3")
     assert code == 2 and "--top must be 0 or more" in err

@@ -99,9 +99,10 @@ def input_format(name):
 def find_inputs(items, *, other_files_as_text=False):
     """The inputs named by ``items`` (files, folders searched recursively, globs, ``-``, or
     ``Input`` records, kept as they are), in the order given; inside a folder or glob, in sorted path order. Hidden files are left out of
-    folders. Raises ``UsageError`` for a name that matches nothing usable. ``other_files_as_text``:
-    a file named explicitly whose name is no corpus format (``input``, ``notes.md``) is UTF-8
-    text instead of an error (``bytepair train``, which always read any file as text).
+    folders. Raises ``UsageError`` for a name that matches nothing usable, or a file it may not
+    read. ``other_files_as_text``: a file named explicitly whose name is no corpus format
+    (``input``, ``notes.md``) is UTF-8 text instead of an error (``bytepair train``, which always
+    read any file as text).
 
     Example:
         >>> [i.path for i in find_inputs(["docs/"])]  # doctest: +SKIP
@@ -148,6 +149,11 @@ def find_inputs(items, *, other_files_as_text=False):
         else:
             raise UsageError(
                 f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input"
+            )
+    for source in found:  # said before any work, rather than as an errno halfway through the inputs
+        if source.path != "-" and not os.access(source.path, os.R_OK):
+            raise UsageError(
+                f"input {source.path!r}: cannot read it (permission denied); make it readable or leave it out"
             )
     return found
 
