@@ -178,6 +178,13 @@ def test_a_device_as_tokenizer_is_named_as_such(capsys):
     assert code == 2 and "is not a regular file" in err
 
 
+@pytest.mark.parametrize("command", [["encode", "-t", "{tok}"], ["compare", "-t", "{tok}"], ["view", "-t", "{tok}"]])
+def test_a_device_as_text_is_named_as_such(files, tmp_path, capsys, command):
+    args = [a.format(tok=files / "tok.json") for a in command]
+    code, _, err = run(capsys, *args, os.devnull, *(["-o", tmp_path / "page.html"] if command[0] == "view" else []))
+    assert code == 2 and f"error: {os.devnull} is a device, not a text file" in err
+
+
 # -- standard input ----------------------------------------------------------------------------
 
 

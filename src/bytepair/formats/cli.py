@@ -96,7 +96,7 @@ def read_inputs(inputs):
             if not files:
                 raise UsageError(f"{path}: the folder holds no files to compare on")
             texts += [(p.stem, read_text(p)) for p in files]
-        elif path.is_file() or path.is_fifo():  # a FIFO: the shell's <(...)
+        elif path.exists():  # a FIFO (the shell's <(...)) is read; read_text names a device as one
             texts.append((path.stem, read_text(path)))
         else:
             raise UsageError(f"{item!r}: no such file or folder; give text files, folders, or - for standard input")
