@@ -478,6 +478,25 @@ def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
     assert "".join(span["text"] for span in parser.spans) == "hello"
 
 
+def test_cli_shows_a_long_file_in_part_unless_asked_for_more(tmp_path, capsys):
+    from bytepair.view.cli import VIEW_MAX_CHARS
+
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    (tmp_path / "long.txt").write_text("word " * VIEW_MAX_CHARS, encoding="utf-8")  # five times the cap
+    args = ["view", str(tmp_path / "long.txt"), "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]
+    assert main(args) == 0
+    assert f"showing the first {VIEW_MAX_CHARS:,} of {5 * VIEW_MAX_CHARS:,} characters" in capsys.readouterr().err
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert len("".join(span["text"] for span in parser.spans)) == VIEW_MAX_CHARS
+    assert main([*args, "--max-chars", str(2 * VIEW_MAX_CHARS)]) == 0
+    assert "showing the first" not in capsys.readouterr().err
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert len("".join(span["text"] for span in parser.spans)) == 2 * VIEW_MAX_CHARS
+
+
 def test_cli_text_argument_that_is_not_utf8_shows_u_fffd(tmp_path, capsys):
     # Python hands an argument's bad bytes over as lone surrogates (surrogateescape): b"x\xffy"
     tok = bytepair.Tokenizer(mode="byte")
