@@ -367,9 +367,17 @@ def _run_encode(args):
     if args.output is not None:
         check_output_file(args.output, [args.input, args.tokenizer], example="ids.npy")
     tokenizer = _load_tokenizer(args)
+    allowed = _allowed(args)
+    unknown = sorted(allowed - set(tokenizer.special_tokens)) if allowed != "all" else []
+    if unknown:
+        flag = "--special" if unknown[0] in args.special else "--allowed-special"
+        raise UsageError(
+            f"{flag} {unknown[0]!r} is not a special token of this tokenizer; its special tokens are "
+            f"{sorted(tokenizer.special_tokens)[:20]}"
+        )
     text = read_text(args.input)
     try:
-        ids = tokenizer.encode(text, allowed_special=_allowed(args))
+        ids = tokenizer.encode(text, allowed_special=allowed)
     except DisallowedSpecialTokenError as error:
         raise UsageError(
             f"the text contains the special token {error.token!r}; pass --special {error.token!r} to encode it "
@@ -446,7 +454,7 @@ def _ids_file(name):
 def _id_words(raw):
     """The ids of ``15339 1917``, ``15339, 1917`` or a JSON list ``[15339, 1917]`` (what
     ``encode --json`` prints); a list that is not flat JSON (``[1, [2]]``, ``[1, 2,``) is an error."""
-    text = raw.strip()
+    text = raw.lstrip("\ufeff").strip()  # a BOM that an editor saved before the ids is no id
     if not text.startswith("["):
         return text.replace(",", " ").split()
     try:

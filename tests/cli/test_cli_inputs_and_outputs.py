@@ -224,6 +224,25 @@ def test_decode_refuses_what_only_looks_like_ids(files, tmp_path, capsys, args, 
     assert code == 2 and message in err
 
 
+def test_decode_reads_ids_saved_with_a_byte_order_mark(files, tmp_path, capsys):
+    # an editor on Windows saves UTF-8 with a BOM first; it is no part of the first id
+    ids = bytepair.Tokenizer.load(files / "tok.json").encode("hello there")
+    (tmp_path / "ids.txt").write_text("\ufeff" + " ".join(map(str, ids)) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "decode", "-t", files / "tok.json", tmp_path / "ids.txt")
+    assert (code, out) == (0, "hello there"), err
+
+
+@pytest.mark.parametrize("flag", ["--special", "--allowed-special"])
+def test_encode_names_the_flag_of_a_special_token_the_tokenizer_lacks(files, tmp_path, capsys, flag):
+    tokenizer = bytepair.Tokenizer(mode="byte", special_tokens=["<|endoftext|>"])
+    tokenizer.save(tmp_path / "special.json")
+    code, out, err = run(capsys, "encode", "-t", tmp_path / "special.json", flag, "<|nope|>", files / "text.txt")
+    assert code == 2 and out == ""
+    assert err == (
+        f"error: {flag} '<|nope|>' is not a special token of this tokenizer; its special tokens are ['<|endoftext|>']\n"
+    )
+
+
 def test_decode_reads_back_the_npy_that_encode_wrote(files, tmp_path, capsys):
     assert run(capsys, "encode", "-t", files / "tok.json", "-o", tmp_path / "ids.npy", files / "text.txt")[0] == 0
     code, out, _ = run(capsys, "decode", "-t", files / "tok.json", tmp_path / "ids.npy")

@@ -626,7 +626,12 @@ def test_cli_train_eval_sample(prepared, tmp_path, capsys):
 def test_cli_user_mistakes_are_one_line(tmp_path, capsys):
     assert gpt_main(["train", str(tmp_path / "missing"), "--no-progress"]) == 2
     error = capsys.readouterr().err
-    assert error.startswith("error: ") and error.count("\n") == 1 and "meta.json" in error
+    assert error.startswith("error: ") and error.count("\n") == 1
+    assert f"{str(tmp_path / 'missing')!r}: no such folder" in error
+    (tmp_path / "empty").mkdir()
+    assert gpt_main(["train", str(tmp_path / "empty"), "--no-progress"]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: ") and error.count("\n") == 1 and "has no meta.json" in error
 
 
 @pytest.mark.parametrize("batch_size", [0, -1])

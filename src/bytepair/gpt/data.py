@@ -240,6 +240,8 @@ def _shard_tokenizer(folder: Path, meta: dict, vocab_dir):
 
 def _read_meta(folder: Path) -> dict:
     path = folder / "meta.json"
+    if not folder.exists():
+        raise PreparedDataError(f"{str(folder)!r}: no such folder; pass a folder written by `bytepair prepare`")
     if not path.is_file():
         hint = ""
         if (folder / "encoded_bpe" / "meta.json").is_file():
