@@ -286,8 +286,11 @@ def _round_trip_sample(tokenizer, text):
 def _add_tokenizer_option(parser, positional=False):
     """``-t``: anything ``bytepair.load`` takes, with ``--vocab-dir`` for published names."""
     what = "a bytepair artifact, a .tiktoken file, an HF tokenizer.json or folder, or a name (cl100k_base, o200k_base, gpt2, llama3 ...)"
-    if positional:
-        parser.add_argument("tokenizer", help=what)
+    if positional:  # -t too, as every other command spells it
+        parser.add_argument("tokenizer", nargs="?", default=None, help=what)
+        parser.add_argument(
+            "-t", "--tokenizer", dest="tokenizer_option", metavar="TOKENIZER", help="the same, as an option"
+        )
     else:
         parser.add_argument("-t", "--tokenizer", required=True, help=what)
     parser.add_argument(
@@ -301,7 +304,13 @@ def _add_tokenizer_option(parser, positional=False):
 def _load_tokenizer(args):
     import bytepair
 
-    return bytepair.load(args.tokenizer, path=args.vocab_dir)
+    option = getattr(args, "tokenizer_option", None)
+    if option is not None and args.tokenizer is not None:
+        raise UsageError(f"give the tokenizer once: {args.tokenizer!r} or -t {option!r}, not both")
+    name = option if option is not None else args.tokenizer
+    if name is None:
+        raise UsageError("no tokenizer given; name one, e.g. bytepair inspect tok.json (or -t tok.json)")
+    return bytepair.load(name, path=args.vocab_dir)
 
 
 def _add_encode(subparsers):

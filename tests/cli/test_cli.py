@@ -128,6 +128,17 @@ def test_inspect_shows_type_size_fingerprint_and_longest_tokens(trained):
     assert len(vocab.stdout.splitlines()) == data["vocab_size"]
 
 
+def test_inspect_takes_the_tokenizer_as_t_as_the_other_commands_do(trained):
+    _, out, _ = trained
+    positional = bytepair("inspect", out)
+    for flag in ("-t", "--tokenizer"):
+        result = bytepair("inspect", flag, out)
+        assert (result.returncode, result.stdout) == (0, positional.stdout)
+    for args in ((), (out, "-t", out)):
+        result = bytepair("inspect", *args)
+        assert result.returncode == 2 and result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+
+
 @pytest.mark.data
 def test_inspect_of_tiktoken_ranks_counts_tokens_not_splits():
     from datafiles import data_file
