@@ -361,6 +361,40 @@ def test_train_and_eval_read_encode_corpus_shards_as_compare_does(prepared, tmp_
     assert again.bits_per_character == pytest.approx(result.validation.bits_per_character)
 
 
+@pytest.mark.data
+def test_sample_takes_a_published_name_with_vocab_dir_as_train_and_eval_do(tmp_path, monkeypatch, capsys):
+    # a model trained on encode-corpus shards made with gpt2 is sampled offline with -t gpt2
+    from bytepair.datasets.corpus import encode_corpus
+    from datafiles import data_file
+
+    monkeypatch.delenv("BYTEPAIR_VOCAB_DIR", raising=False)
+    monkeypatch.setenv("BYTEPAIR_CACHE", str(tmp_path / "empty-cache"))
+    vocab = data_file("vocab")
+    documents = [corpus_text()[k : k + 500] for k in range(0, 6000, 500)]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), "utf-8")
+    encode_corpus(
+        [tmp_path / "docs.jsonl"],
+        bytepair.load("gpt2", path=vocab),
+        tmp_path / "shards",
+        val_fraction=0.3,
+        progress=False,
+        log=None,
+    )
+    gpt.train(
+        tmp_path / "shards",
+        tmp_path / "run",
+        vocab_dir=vocab,
+        max_steps=1,
+        eval_interval=1,
+        progress=False,
+        **TINY,
+        **TINY_RECIPE,
+    )
+    args = ["sample", str(tmp_path / "run"), "-t", "gpt2", "--vocab-dir", str(vocab), "--prompt", "The"]
+    assert gpt_main([*args, "--max-new-tokens", "3", "--top-k", "1"]) == 0
+    assert capsys.readouterr().out.startswith("The")
+
+
 def test_resuming_continues_from_the_saved_step(prepared, tmp_path):
     data = prepared[0] / "encoded_bpe"
     first = gpt.train(data, tmp_path / "run", max_steps=3, eval_interval=2, progress=False, **TINY, **TINY_RECIPE)

@@ -75,14 +75,13 @@ def register(subparsers) -> None:
     _add_compare(commands)
 
 
-def _add_common(parser, *, progress=True, vocab_dir=True):
+def _add_common(parser, *, progress=True):
     parser.add_argument("--device", default=None, help="torch device (default: cuda when available, else cpu)")
-    if vocab_dir:
-        parser.add_argument(
-            "--vocab-dir",
-            default=None,
-            help="folder of published vocabularies, for encode-corpus outputs made with one (gpt2, ...)",
-        )
+    parser.add_argument(
+        "--vocab-dir",
+        default=None,
+        help="folder of published vocabularies, for tokenizers named by one (gpt2, ...), as encode-corpus outputs are",
+    )
     if progress:
         parser.add_argument(
             "--progress",
@@ -161,15 +160,21 @@ def _add_eval(commands):
 def _add_sample(commands):
     parser = commands.add_parser("sample", help="generate text from a checkpoint", formatter_class=HelpFormatter)
     parser.add_argument("checkpoint", metavar="CHECKPOINT", help="checkpoint folder or .pt file")
-    parser.add_argument("--tokenizer", required=True, help="the tokenizer JSON the checkpoint was trained with")
-    parser.add_argument("--prompt", default="\n", help="text to continue")
+    parser.add_argument(
+        "-t",
+        "--tokenizer",
+        required=True,
+        help="the tokenizer the checkpoint was trained with: its file (e.g. prepared/tokenizer.bytepair.json) "
+        "or a published name (gpt2, cl100k_base, ...; see --vocab-dir)",
+    )
+    parser.add_argument("--prompt", default="\n", help="text to continue (default: a new line)")
     parser.add_argument("--max-new-tokens", type=int, default=200, help="tokens to generate")
     parser.add_argument("--temperature", type=float, default=1.0, help="divide the logits by this (> 0)")
     parser.add_argument(
         "--top-k", type=int, default=None, help="sample among the k likeliest tokens only (default: all; 1 = greedy)"
     )
     parser.add_argument("--seed", type=int, default=1337, help="sampling seed")
-    _add_common(parser, progress=False, vocab_dir=False)
+    _add_common(parser, progress=False)
     parser.set_defaults(run=_memory_errors(_run_sample))
 
 
@@ -310,11 +315,12 @@ def _run_eval(args) -> int:
 
 
 def _run_sample(args) -> int:
+    import bytepair
     from bytepair.gpt.sampling import sample
 
     text = sample(
         args.checkpoint,
-        args.tokenizer,
+        bytepair.load(args.tokenizer, path=args.vocab_dir),
         prompt=args.prompt,
         max_new_tokens=args.max_new_tokens,
         temperature=args.temperature,
