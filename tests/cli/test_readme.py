@@ -91,14 +91,8 @@ def make_scratch(folder: Path):
         (documents / f"part{index}.txt").write_text(train[index * 50_000 : (index + 1) * 50_000], encoding="utf-8")
     udhr = folder / "udhr"
     udhr.mkdir()
-    languages = ("eng", "fra", "rus", "cmn_hans", "arb", "hin")
-    for language in languages:
+    for language in ("eng", "fra", "rus", "cmn_hans", "arb", "hin"):
         (udhr / f"{language}.txt").symlink_to(data_file("multilingual", "udhr", f"{language}.txt"))
-    paragraph = "\n".join(
-        data_file("multilingual", "udhr", f"{language}.txt").read_text(encoding="utf-8").splitlines()[1]
-        for language in languages
-    )
-    (folder / "paragraph.txt").write_text(paragraph + "\n", encoding="utf-8")
     (folder / "notes.txt").write_text(valid[:3_000], encoding="utf-8")
     (folder / "vocab").symlink_to(data_file("vocab"))
     tools = folder / ".bin"
@@ -171,3 +165,21 @@ def test_every_readme_block_runs_in_order(tmp_path, monkeypatch):
             run_python(code, line, namespace)
         else:
             run_shell(code, line, tmp_path, env)
+
+
+def test_the_compare_table_shown_is_what_its_command_prints(tmp_path):
+    # the ```text block after the paragraph comparison is that command's output, figure for figure
+    text = README.read_text(encoding="utf-8")
+    shown = re.search(
+        r"```sh\n(printf [^\n]*> paragraph\.txt\nbytepair compare paragraph\.txt[^\n]*)\n```\n```text\n(.*?)```",
+        text,
+        re.DOTALL,
+    )
+    assert shown, "README.md no longer shows the paragraph comparison with its output"
+    tools = make_scratch(tmp_path)
+    env = package_env(PATH=f"{tools}{os.pathsep}{os.environ.get('PATH', '')}")
+    result = subprocess.run(
+        ["bash", "-c", "set -e\n" + shown.group(1)], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert [row.rstrip() for row in result.stdout.splitlines()] == shown.group(2).splitlines()
