@@ -152,7 +152,7 @@ def count_pieces(
     """
     checked = check_options(
         mode=mode,
-        vocab_size=1,
+        vocab_size=MAX_VOCAB_SIZE,  # any size is valid here: counting does not use it
         pattern=pattern,
         normalization=normalization,
         special_tokens=special_tokens,
@@ -322,6 +322,8 @@ def check_options(
         raise TrainingError(
             f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}"
         )
+    if mode == "byte" and vocab_size < 256:  # the byte alphabet is known before any text is read
+        raise TrainingError(f"vocab_size {vocab_size} is below the base alphabet's 256 tokens; ask for at least 256")
     if (
         not isinstance(min_frequency, int)
         or isinstance(min_frequency, bool)

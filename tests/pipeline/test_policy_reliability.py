@@ -327,6 +327,9 @@ def test_training_options_are_checked_before_the_text_is_read():
         bytepair.train(text(), mode="char", vocab_size=300, byte_fallback="yes")
     with pytest.raises(TrainingError, match="lone surrogate"):
         bytepair.train(text(), mode="char", vocab_size=300, base_tokens=["\ud800"])
+    # the 256 bytes are byte mode's alphabet whatever the text: a corpus read whole only to learn that
+    with pytest.raises(TrainingError, match="below the base alphabet's 256 tokens; ask for at least 256"):
+        bytepair.train(text(), mode="byte", vocab_size=100)
 
 
 @pytest.mark.parametrize("threads", [0, -1, 2.5, True, "4", 10**12])
