@@ -491,6 +491,11 @@ def _decode_input(args):
         return _id_words(" ".join(args.input))
     if len(args.input) > 1:
         raise UsageError(f'decode takes ids or one file of ids, not {args.input!r}; pass ids as --ids "1 2 3"')
+    if args.input and args.input[0] != "-" and not os.path.lexists(args.input[0]):  # "1.5" is no missing file
+        raise UsageError(
+            f"{args.input[0]!r} is neither a token id nor a file of ids; give whole-number ids (e.g. 15339 1917) "
+            "or the path of a file holding them"
+        )
     return _id_words(read_text(args.input[0] if args.input else "-"))
 
 

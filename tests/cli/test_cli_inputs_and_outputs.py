@@ -215,13 +215,15 @@ def test_standard_input_is_read_as_a_file_is_line_endings_kept(files):
         (["--ids", "[1, [2, 3]]"], "the ids must be one flat list"),
         (["--ids", "[1, 2,"], "the ids start like a JSON list but are not one"),
         (["--ids", "[true]"], "'True', not a token id"),
+        (["1.5"], "'1.5' is neither a token id nor a file of ids"),
+        (["{missing}"], "is neither a token id nor a file of ids"),
     ],
 )
 def test_decode_refuses_what_only_looks_like_ids(files, tmp_path, capsys, args, message):
     np.arange(5, dtype=np.uint16).tofile(tmp_path / "ids.bin")
-    args = [a.format(bin=tmp_path / "ids.bin") for a in args]
+    args = [a.format(bin=tmp_path / "ids.bin", missing=tmp_path / "ids.txt") for a in args]
     code, _, err = run(capsys, "decode", "-t", files / "tok.json", *args)
-    assert code == 2 and message in err
+    assert code == 2 and message in err and err.count("\n") == 1
 
 
 def test_decode_reads_ids_saved_with_a_byte_order_mark(files, tmp_path, capsys):
