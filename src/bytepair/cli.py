@@ -43,7 +43,9 @@ COMMAND_MODULES = (
 def main(argv=None):
     _escape_what_stdout_cannot_show()
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, with its usage, not the top level's
+        getattr(args, "usage_parser", parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if not hasattr(args, "run"):
         parser.print_help()
         return 2
@@ -101,7 +103,18 @@ def build_parser():
             _add_missing(subparsers, name, error)  # an optional extra is not installed
             continue
         module.register(subparsers)
+    _mark_usage_parsers(parser)
     return parser
+
+
+def _mark_usage_parsers(parser):
+    """Each command's parser (``gpt train``'s too) as its own ``usage_parser`` default: the
+    innermost parser's defaults win, so a mistake is reported with that command's usage."""
+    parser.set_defaults(usage_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _mark_usage_parsers(child)
 
 
 def _add_missing(subparsers, module_name, error):

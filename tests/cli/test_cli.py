@@ -187,3 +187,19 @@ def test_demo_runs_end_to_end(tmp_path):
     assert result.returncode == 0, result.stderr
     assert result.stdout.count("round trip ok") == 3
     assert "compression" in result.stdout and (tmp_path / "demo" / "tokenizer.bytepair.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "usage"),
+    [
+        (["inspect", "--foo"], "usage: bytepair inspect "),
+        (["encode", "-t", "gpt2", "--foo"], "usage: bytepair encode "),
+        (["gpt", "eval", "ckpt", "data", "--foo"], "usage: bytepair gpt eval "),
+        (["--foo"], "usage: bytepair [-h]"),
+    ],
+)
+def test_an_unknown_flag_is_reported_with_its_command_usage(args, usage):
+    result = bytepair(*args)
+    assert result.returncode == 2
+    assert result.stderr.startswith(usage), result.stderr
+    assert result.stderr.rstrip().endswith("error: unrecognized arguments: --foo")
