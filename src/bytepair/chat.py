@@ -75,6 +75,7 @@ __all__ = [
     "BUILTIN_TEMPLATES",
     "ChatTemplateError",
     "apply_chat_template",
+    "builtin_name",
     "encode_conversations",
     "render_chat",
     "template_special_tokens",
@@ -130,6 +131,7 @@ def template_special_tokens(name):
         >>> template_special_tokens("chatml")
         ['<|im_start|>', '<|im_end|>']
     """
+    name = builtin_name(name)
     _check_builtin_name(name)
     return list(BUILTIN_SPECIAL_TOKENS[name])
 
@@ -156,7 +158,9 @@ def render_chat(
     NOTE: ``"chatml"`` inserts content verbatim; ``"llama3"`` strips whitespace around each
     content, as the Llama 3 template on the Hugging Face Hub (and Meta's reference code) does.
     """
-    source, clean, context = _prepared(messages, template, allow_special_in_content, special_tokens, variables)
+    source, clean, context = _prepared(
+        messages, builtin_name(template), allow_special_in_content, special_tokens, variables
+    )
     return _render(source, clean, bool(add_generation_prompt), context)
 
 
@@ -231,6 +235,7 @@ def apply_chat_template(
         template = chat_template
     if template is None:
         template = getattr(tokenizer, "chat_template", None) or "chatml"
+    template = builtin_name(template)
     special = dict(getattr(tokenizer, "special_tokens", None) or {})
     defaults = _tokenizer_variables(tokenizer)
     source, clean, context = _prepared(
@@ -399,6 +404,21 @@ def _is_token_variable(name, value):
 
 
 # --- resolving and validating -----------------------------------------------------------------
+
+
+def builtin_name(template):
+    """A built-in layout's name however it is written (``"Llama-3"``, ``"llama_3"`` are
+    ``"llama3"``), as pattern names are; any other value as it is.
+
+    Example:
+        >>> builtin_name("ChatML"), builtin_name("llama-3")
+        ('chatml', 'llama3')
+    """
+    if isinstance(template, str) and len(template) < 32:
+        folded = template.lower().replace("-", "").replace("_", "")
+        if folded in BUILTIN_TEMPLATES:  # the names are lowercase, without separators
+            return folded
+    return template
 
 
 def _check_builtin_name(name):

@@ -487,6 +487,17 @@ def test_unknown_template_name_lists_the_builtin_names():
         template_special_tokens("mistral")
 
 
+@pytest.mark.parametrize("spelling", ["Llama-3", "llama_3", "LLAMA3"])
+def test_builtin_names_are_taken_however_written_as_pattern_names_are(chat_tokenizer, spelling):
+    assert render_chat(SEED_MESSAGES, spelling) == render_chat(SEED_MESSAGES, "llama3")
+    assert template_special_tokens(spelling) == template_special_tokens("llama3")
+    ids = apply_chat_template(chat_tokenizer, SEED_MESSAGES, template=spelling, return_dict=True,
+                              return_assistant_tokens_mask=True)  # fmt: skip
+    assert ids == apply_chat_template(chat_tokenizer, SEED_MESSAGES, template="llama3", return_dict=True,
+                                      return_assistant_tokens_mask=True)  # fmt: skip
+    assert sum(ids["assistant_masks"]) > 0
+
+
 def test_template_must_be_a_string():
     with pytest.raises(ChatTemplateError, match="None"):
         render_chat(SEED_MESSAGES, None)

@@ -152,9 +152,9 @@ def _checked_settings(tokenizer):
 
 
 def _template_source(template):
-    from ..chat import BUILTIN_TEMPLATES
+    from ..chat import BUILTIN_TEMPLATES, builtin_name
 
-    return BUILTIN_TEMPLATES.get(template, template)
+    return BUILTIN_TEMPLATES.get(builtin_name(template), template)
 
 
 def _write_json(path, content):
