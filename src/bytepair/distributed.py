@@ -16,8 +16,10 @@ counting, Ray Data for encoding); what makes the result depend on order stays on
 
 ``encode_corpus``::
 
-    1. read   (Ray Data tasks)         each input's documents in file order, in chunks
-    2. encode (Ray Data actors)        each actor holds the tokenizer (shipped once) and encodes
+    1. read   (a Ray Data task per     each input's documents in file order, in chunks
+               input)
+    2. encode (the same task)          the worker process's encoder (the tokenizer shipped once
+                                       through the object store, built once per process) encodes
                                        a chunk on its threads with ``datasets.corpus``'s encode
                                        step (``encode_documents``)
     3. write  (the driver)             chunks in order (``preserve_order``) into the same split
@@ -25,8 +27,7 @@ counting, Ray Data for encoding); what makes the result depend on order stays on
                                        ``datasets.encode_corpus``, which is why the shards are
                                        byte-identical to it
 
-A worker that dies is retried by Ray (tasks are retried, actors restarted and their batch
-resubmitted); counting and encoding are deterministic, so a retried piece of work gives the
+A worker that dies is retried by Ray (its task runs again); counting and encoding are deterministic, so a retried piece of work gives the
 same result. Inputs must be readable at the same path from every node (a shared file system);
 paths are made absolute before they are sent.
 
@@ -37,7 +38,7 @@ train (10.8 MB, 630 articles as documents): byte mode with cl100k gives 32,465 u
 distinct document: the whole corpus. Unique words grow far slower than
 text (Heaps' law, about the square root: 100 GB of web text has some tens of millions of
 distinct cl100k pieces, a few GB with their counts), so train at scale with a pattern.
-Encoding keeps at most a few chunks (``chunk_bytes`` of text each) per actor and on the driver.
+Encoding keeps at most a few chunks (``chunk_bytes`` of text each) per task and on the driver.
 
 Example:
     >>> from bytepair import distributed
@@ -72,6 +73,10 @@ def connect(ray_address=None, *, num_cpus=None):
     """The ``ray`` module, connected: to ``ray_address`` (``"auto"``: the cluster this machine
     belongs to; ``"ray://host:10001"``: a remote one), else to a Ray started here with
     ``num_cpus`` cores (default all). An existing connection is kept (``ray.shutdown()`` ends it).
+
+    Ray's driver logger shows errors only: its warnings (token authentication chosen for a new
+    Ray, ...) are about Ray's set-up, not this run; a Ray set up by the caller (``ray.init``
+    first) keeps its own logging.
     """
     try:
         import ray
@@ -88,11 +93,11 @@ def connect(ray_address=None, *, num_cpus=None):
             ray.init(
                 num_cpus=num_cpus,
                 include_dashboard=False,
-                logging_level="warning",
+                logging_level="error",
                 runtime_env={"env_vars": {"PYTHONPATH": path}},
             )
         else:
-            ray.init(address=ray_address, logging_level="warning")
+            ray.init(address=ray_address, logging_level="error")
     except Exception as error:  # Ray raises ValueError, ConnectionError, RuntimeError or Exception
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
         if local:
@@ -317,9 +322,9 @@ def encode_corpus(
     """``bytepair.datasets.encode_corpus`` with reading and encoding on Ray: the same shards,
     byte for byte, and the same ``meta.json``, for the same inputs and options.
 
-    - ``num_workers``: encoding actors (default: the cluster's CPUs over ``threads_per_worker``);
-      each holds one copy of the tokenizer.
-    - ``threads_per_worker``: CPUs each actor takes and encodes on.
+    - ``num_workers``: encoding tasks at once (default: the cluster's CPUs over
+      ``threads_per_worker``); each worker process holds one copy of the tokenizer.
+    - ``threads_per_worker``: CPUs each task takes and encodes on.
     - ``chunk_bytes``: text per read chunk and per ``encode_batch`` call.
     - ``ray_address``: see ``connect``. The other options are ``encode_corpus``'s.
 
@@ -380,25 +385,29 @@ class _RayPipeline(_corpus.PipelineBase):
         context.execution_options.preserve_order = True  # the shards' order is the documents' order
         sources = _absolute(self.sources)
         inputs = ray.data.from_items([{"input": i} for i in range(len(sources))], override_num_blocks=len(sources))
-        # Ray Data fuses the two stages into one actor pool (each actor reads an input and encodes
-        # it: no copy of the text between processes). Fault tolerance is Ray Data's default: its tasks are retried when their worker dies
-        # (max_retries=-1) and its actors restarted with their batch resubmitted (max_restarts=-1,
-        # max_task_retries=-1; ray/data/_internal/remote_fn.py, actor_pool_map_operator.py).
-        chunks = inputs.map_batches(
-            _read_chunks,
+        # One Ray Data task per input reads and encodes it (no copy of the text between
+        # processes). Tasks, not an actor pool: Ray Data gives its actors their set-up by
+        # ObjectRef, for which Ray logs an error-level line on stderr at each run
+        # (ray-project/ray#53727), while tasks are retried when their worker dies (max_retries=-1,
+        # ray/data/_internal/remote_fn.py). The tokenizer goes in the object store once, its
+        # reference inside a tuple so that Ray passes it unread, and each worker process
+        # builds its encoder from it once (``_encoder``).
+        encoder = (self.ray.put((self.tokenizer, self.allowed, self.eot_id, self.threads, self.dtype)),)
+        encoded = inputs.map_batches(
+            _read_and_encode,
             batch_size=1,
             batch_format="numpy",
-            num_cpus=1,
-            fn_kwargs={"sources": sources, "read_options": self.read_options, "chunk_bytes": self.chunk_bytes},
-        )
-        return chunks.map_batches(
-            _Encoder,
-            batch_size=None,
-            batch_format="pyarrow",
-            compute=ray.data.ActorPoolStrategy(min_size=1, max_size=self.num_workers),
-            fn_constructor_args=(self.tokenizer, self.allowed, self.eot_id, self.threads, self.dtype),
             num_cpus=self.threads,
+            # at most one task per input: a larger cap only draws Ray Data's warning about it
+            compute=ray.data.TaskPoolStrategy(size=max(1, min(self.num_workers, len(sources)))),
+            fn_kwargs={
+                "sources": sources,
+                "read_options": self.read_options,
+                "chunk_bytes": self.chunk_bytes,
+                "encoder": encoder,
+            },
         )
+        return encoded
 
     def run(self):
         bar = _corpus._progress_bar(self.progress)
@@ -445,6 +454,29 @@ class _RayPipeline(_corpus.PipelineBase):
         return read_bytes
 
 
+def _read_and_encode(batch, *, sources, read_options, chunk_bytes, encoder):
+    """One Ray Data task: the inputs of ``batch`` read in chunks (``_read_chunks``), each encoded
+    into one row (``_Encoder``)."""
+    encode = _encoder(encoder[0])
+    for table in _read_chunks(batch, sources=sources, read_options=read_options, chunk_bytes=chunk_bytes):
+        yield encode(table)
+
+
+# The encoder of the run under way in this worker process, by the hex id of its arguments'
+# ObjectRef: built once per process, not once per task.
+_ENCODERS = {}
+
+
+def _encoder(reference):
+    key = reference.hex()
+    if key not in _ENCODERS:
+        import ray
+
+        _ENCODERS.clear()  # another run's: its tokenizer need not stay in memory
+        _ENCODERS[key] = _Encoder(*ray.get(reference))
+    return _ENCODERS[key]
+
+
 def _read_chunks(batch, *, sources, read_options, chunk_bytes):
     """One Ray Data task per input: its documents in file order with their sizes in UTF-8 bytes,
     in tables of about ``chunk_bytes`` of text; the last row of an input carries no text but
@@ -478,7 +510,7 @@ def _read_chunks(batch, *, sources, read_options, chunk_bytes):
 
 
 class _Encoder:
-    """A Ray Data actor: holds the tokenizer, encodes one table of documents per call into one row
+    """Holds the tokenizer, encodes one table of documents per call into one row
     of joined ids (with end-of-text ids), per-document lengths, characters and bytes, and notes
     (special-token strings found, documents that reading skipped)."""
 

@@ -153,6 +153,33 @@ def test_cli_ray_flags(local_ray, small, tmp_path, capsys):
     same_output(tmp_path / "one", tmp_path / "ray")
 
 
+def test_quiet_cli_run_on_a_ray_started_here_writes_nothing_on_stderr(small, tmp_path):
+    """In a process of its own, as a user runs it: Ray's warnings and its once-per-process lines
+    (token authentication, actor set-up in the object store) must not reach a --quiet run."""
+    import subprocess
+    import sys
+
+    from datafiles import package_env
+
+    folder, documents = small
+    bytepair.train(documents, mode="byte", vocab_size=300, pattern="gpt2").save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", folder, "-t", tmp_path / "tok.json"]
+    env = package_env()
+    env.pop("RAY_AUTH_MODE", None)  # Ray's default, which it warns about
+    result = subprocess.run(
+        [*map(str, command), "-o", str(tmp_path / "ray"), "--quiet", "--ray"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    assert result.stdout.startswith("encoded ")
+    encode_corpus([str(folder)], str(tmp_path / "tok.json"), tmp_path / "one", **quiet())
+    same_output(tmp_path / "one", tmp_path / "ray")
+
+
 def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     folder = tmp_path / "bad"
     folder.mkdir()
@@ -262,8 +289,8 @@ def test_wikitext_encode_is_byte_identical_even_with_a_worker_killed(local_ray, 
 
 
 def _kill_an_encoder(killed, stop, timeout=120):
-    """SIGKILL the first Ray Data encoding actor's process (its title names ``_Encoder``, fused
-    with the reading stage) once it has worked for a moment, unless ``stop`` is set first (the
+    """SIGKILL the first Ray worker process running an encoding task (its title names
+    ``_read_and_encode``) once it has worked for a moment, unless ``stop`` is set first (the
     run is over); the time of the kill goes into ``killed``."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not stop.is_set():
@@ -288,6 +315,6 @@ def _encoder_pids():
             command = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if command.startswith(b"ray::MapWorker(") and b"MapBatches(_Encoder)" in command:
+        if command.startswith(b"ray::") and b"MapBatches(_read_and_encode)" in command:
             pids.append(int(entry.name))
     return pids
