@@ -381,8 +381,6 @@ class _RayPipeline(_corpus.PipelineBase):
         """The Ray Data pipeline: input numbers -> chunks of documents -> encoded chunks, in order."""
         import ray.data
 
-        context = ray.data.DataContext.get_current()
-        context.execution_options.preserve_order = True  # the shards' order is the documents' order
         sources = _absolute(self.sources)
         inputs = ray.data.from_items([{"input": i} for i in range(len(sources))], override_num_blocks=len(sources))
         # One Ray Data task per input reads and encodes it (no copy of the text between
@@ -407,6 +405,10 @@ class _RayPipeline(_corpus.PipelineBase):
                 "encoder": encoder,
             },
         )
+        # This dataset's settings only, not the caller's: the shards' order is the documents'
+        # order, and the one progress bar is ours (Ray Data's would redraw over it).
+        encoded.context.execution_options.preserve_order = True
+        encoded.context.enable_progress_bars = False
         return encoded
 
     def run(self):

@@ -180,6 +180,47 @@ def test_quiet_cli_run_on_a_ray_started_here_writes_nothing_on_stderr(small, tmp
     same_output(tmp_path / "one", tmp_path / "ray")
 
 
+def test_on_a_terminal_the_only_progress_bar_is_ours(small, tmp_path):
+    """Ray Data draws bars of its own on a terminal; they must not redraw over encode-corpus's."""
+    import fcntl
+    import select
+    import struct
+    import subprocess
+    import sys
+    import termios
+
+    from datafiles import package_env
+
+    folder, documents = small
+    bytepair.train(documents, mode="byte", vocab_size=300, pattern="gpt2").save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", folder, "-t", tmp_path / "tok.json"]
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))  # a terminal's width
+    process = subprocess.Popen(
+        [*map(str, command), "-o", str(tmp_path / "ray"), "--ray"],
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=follower,
+        env=package_env(),
+    )
+    os.close(follower)
+    shown, deadline = b"", time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if select.select([leader], [], [], 1)[0]:
+            try:
+                data = os.read(leader, 1 << 16)
+            except OSError:  # the terminal closed: the command is over
+                break
+            if not data:
+                break
+            shown += data
+    os.close(leader)
+    assert process.wait(timeout=60) == 0, shown
+    text = shown.decode(errors="replace")
+    assert "encoding: " in text and "encoded " in text
+    assert "Running Dataset" not in text and "MapBatches" not in text, text
+
+
 def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     folder = tmp_path / "bad"
     folder.mkdir()
