@@ -354,6 +354,16 @@ def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
         encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_an_input_that_fails_to_read_is_named(tokenizer, tmp_path):
+    # /proc/self/mem opens but fails to read at offset 0 (EIO): a disk error, or a file replaced
+    # since the inputs were found, whose OSError names no file
+    (tmp_path / "disk.txt").symlink_to("/proc/self/mem")
+    message = r"disk\.txt: cannot read it \(Input/output error\); every input must stay readable"
+    with pytest.raises(DocumentError, match=message):
+        encode_corpus([tmp_path / "disk.txt"], tokenizer, tmp_path / "out", **quiet())
+
+
 def test_invalid_utf8_in_a_split_text_file_is_one_bad_document_at_its_line(tokenizer, tmp_path, monkeypatch):
     import bytepair.datasets.documents as documents
 

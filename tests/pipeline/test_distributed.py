@@ -230,6 +230,21 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     assert "Traceback" not in str(caught.value)
 
 
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
+def test_an_input_a_worker_cannot_read_is_one_clear_error(local_ray, small, tmp_path):
+    """Its OSError would come back inside Ray's remote traceback, its file name replaced by Ray
+    Data's retry note; /proc/self/mem opens but fails to read (EIO), as a failing disk does."""
+    folder, documents = small
+    tokenizer = bytepair.train(documents, mode="byte", vocab_size=300)
+    (tmp_path / "disk.txt").symlink_to("/proc/self/mem")
+    message = r"disk\.txt: cannot read it \(Input/output error\); every input must stay readable"
+    with pytest.raises(bytepair.errors.DocumentError, match=message) as caught:
+        distributed.encode_corpus([str(tmp_path / "disk.txt")], tokenizer, tmp_path / "out", **quiet())
+    assert "\n" not in str(caught.value)
+    with pytest.raises(bytepair.errors.DocumentError, match=message):
+        distributed.train([str(folder), str(tmp_path / "disk.txt")], mode="byte", vocab_size=300)
+
+
 def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
     import subprocess
     import sys

@@ -277,6 +277,13 @@ class _Reader:
         except Exception as error:
             if type(error).__module__ == "zstd" or "Zstd" in type(error).__name__:
                 raise DocumentError(f"{self.name}: cannot decompress it ({error}); is the file complete?") from None
+            if isinstance(error, OSError):
+                # found when the run began, gone or failing since: a read error's own message names
+                # no file, and a Ray worker's comes back inside its remote traceback
+                raise DocumentError(
+                    f"{self.name}: cannot read it ({error.strerror or error}); every input must stay readable, "
+                    "at the same path, until the run ends"
+                ) from None
             raise
 
     def _documents(self):
