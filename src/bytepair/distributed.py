@@ -57,6 +57,8 @@ import functools
 import json
 import logging
 import os
+import socket
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -86,18 +88,23 @@ def connect(ray_address=None, *, num_cpus=None):
         return ray
     local = ray_address in (None, "local")
     try:
-        if local:
-            # The workers of a Ray started here import the same bytepair as this process, installed or not.
-            here = str(Path(__file__).resolve().parents[1])
-            path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
-            ray.init(
-                num_cpus=num_cpus,
-                include_dashboard=False,
-                logging_level="error",
-                runtime_env={"env_vars": {"PYTHONPATH": path}},
-            )
-        else:
-            ray.init(address=ray_address, logging_level="error")
+        if not local:
+            _check_answers(ray_address)
+        # Ray's warnings while it connects (a client time-out, ...) only repeat the error below
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            if local:
+                # The workers of a Ray started here import the same bytepair as this process, installed or not.
+                here = str(Path(__file__).resolve().parents[1])
+                path = os.pathsep.join(p for p in (here, os.environ.get("PYTHONPATH")) if p)
+                ray.init(
+                    num_cpus=num_cpus,
+                    include_dashboard=False,
+                    logging_level="error",
+                    runtime_env={"env_vars": {"PYTHONPATH": path}},
+                )
+            else:
+                ray.init(address=ray_address, logging_level="error")
     except Exception as error:  # Ray raises ValueError, ConnectionError, RuntimeError or Exception
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
         if local:
@@ -106,7 +113,21 @@ def connect(ray_address=None, *, num_cpus=None):
             f"could not connect to Ray at {ray_address!r} ({reason}); give 'auto' for the cluster this "
             "machine belongs to, or ray://HOST:10001 for a remote one"
         ) from None
+    for warning in shown:  # connected: they may matter
+        warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
     return ray
+
+
+def _check_answers(address, timeout=10):
+    """A cluster's own address (``HOST:PORT``, as ``ray start --head`` prints it) must answer: where
+    nothing listens, ``ray.init`` retries for minutes (20 tries of about 35 s each, logging each)."""
+    host, _, port = address.rpartition(":")
+    if "://" in address or not host or not port.isdigit():
+        return  # "auto", ray://, or no address at all: Ray answers at once or times out by itself
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+    except OSError as error:
+        raise ConnectionError(f"nothing answers at {host}:{port}: {error.strerror or error}") from None
 
 
 @contextlib.contextmanager

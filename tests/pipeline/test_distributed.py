@@ -230,6 +230,35 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     assert "Traceback" not in str(caught.value)
 
 
+def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_path):
+    """Ray itself would try to reach it for minutes, logging each try."""
+    import socket
+    import subprocess
+    import sys
+
+    from datafiles import package_env
+
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
+    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
+    result = subprocess.run(
+        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"127.0.0.1:{port}"],
+        capture_output=True,
+        text=True,
+        env=package_env(),
+        timeout=120,
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: could not connect to Ray at '127.0.0.1:{port}' (nothing answers at 127.0.0.1:{port}: Connection "
+        "refused); give 'auto' for the cluster this machine belongs to, or ray://HOST:10001 for a remote one"
+    ]
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
 def test_an_input_a_worker_cannot_read_is_one_clear_error(local_ray, small, tmp_path):
     """Its OSError would come back inside Ray's remote traceback, its file name replaced by Ray
