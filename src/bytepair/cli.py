@@ -199,7 +199,8 @@ def _run_train(args):
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
     options = training_options(args)
     shown = {k: v for k, v in options.items() if k not in ("verbose", "progress")}
-    print("training " + ", ".join(f"{k}={v!r}" for k, v in shown.items()), file=sys.stderr)
+    if not args.quiet:
+        print("training " + ", ".join(f"{k}={v!r}" for k, v in shown.items()), file=sys.stderr)
     started = time.perf_counter()
     first = []  # the first document, kept as read: standard input cannot be read twice
     tokenizer = train(_training_documents(sources, args, first), base_text=base_text, **options)
@@ -216,10 +217,9 @@ def _run_train_ray(args, sources):
         raise UsageError("--max-chars is not available with --ray: give the files to train on")
     options["threads_per_task"] = options.pop("num_threads") or 1
     base_text = [read_text(p) for p in args.base_text] if args.base_text else None
-    print(
-        "training on Ray " + ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress")),
-        file=sys.stderr,
-    )
+    if not args.quiet:
+        settings = ", ".join(f"{k}={v!r}" for k, v in options.items() if k not in ("verbose", "progress"))
+        print("training on Ray " + settings, file=sys.stderr)
     started = time.perf_counter()
     tokenizer = train(
         sources,

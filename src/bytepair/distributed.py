@@ -111,7 +111,7 @@ def connect(ray_address=None, *, num_cpus=None):
             raise RayConnectionError(f"could not start Ray on this machine ({reason})") from None
         raise RayConnectionError(
             f"could not connect to Ray at {ray_address!r} ({reason}); give 'auto' for the cluster this "
-            "machine belongs to, or ray://HOST:10001 for a remote one"
+            "machine belongs to, HOST:6379 for a cluster's head, or ray://HOST:10001 for a remote one"
         ) from None
     for warning in shown:  # connected: they may matter
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)

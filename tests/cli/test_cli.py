@@ -38,6 +38,7 @@ def trained(tmp_path_factory):
 def test_train_reports_and_writes_a_loadable_file(trained):
     folder, out, result = trained
     assert "round trip on mixed text: ok" in result.stdout
+    assert result.stderr == ""  # --quiet: the summary only, on standard output
     assert json.loads(out.read_text(encoding="utf-8"))["type"] == "character_bpe"
 
 

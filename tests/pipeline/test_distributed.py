@@ -254,7 +254,8 @@ def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: could not connect to Ray at '127.0.0.1:{port}' (nothing answers at 127.0.0.1:{port}: Connection "
-        "refused); give 'auto' for the cluster this machine belongs to, or ray://HOST:10001 for a remote one"
+        "refused); give 'auto' for the cluster this machine belongs to, HOST:6379 for a cluster's head, or "
+        "ray://HOST:10001 for a remote one"
     ]
     assert not (tmp_path / "out").exists()
 
@@ -293,7 +294,7 @@ def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "error: could not connect to Ray at 'bogus' (Invalid address format: bogus); give 'auto' for the cluster "
-        "this machine belongs to, or ray://HOST:10001 for a remote one"
+        "this machine belongs to, HOST:6379 for a cluster's head, or ray://HOST:10001 for a remote one"
     ]
     assert not (tmp_path / "out").exists()
 
