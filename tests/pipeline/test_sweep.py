@@ -182,3 +182,12 @@ def test_a_small_sweep_needs_no_real_data(tmp_path):
     assert json.loads(paths["json"].read_text(encoding="utf-8"))["config"]["context"] == 10
     if "png" in paths:
         assert paths["png"].read_bytes()[:8] == PNG_SIGNATURE
+
+
+@pytest.mark.parametrize(("mode", "floor"), [("char", 12), ("byte", 256)])
+def test_a_size_below_the_base_alphabet_is_refused_before_training(mode, floor):
+    texts = {"train": "low lower lowest newer newest wider widest\n" * 40, "val": "lower newest\n" * 30}
+    assert len(set(texts["train"] + texts["val"])) == 12
+    with pytest.raises(DatasetError, match=f"vocab size 10 is below the {floor} tokens of the base alphabet") as caught:
+        sweep(texts=texts, vocab_sizes=[10, 300], mode=mode)
+    assert f"give sizes of at least {floor}" in str(caught.value)

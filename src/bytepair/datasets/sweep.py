@@ -106,6 +106,12 @@ def sweep(
     sources = split_sources(files, texts, cleaning)
     splits = read_resident(sources, float("inf"))
     alphabet = base_alphabet(sources, splits, train_options.get("normalization"), 0)
+    floor = 256 if mode == "byte" else len(alphabet)  # the tokens before any merge
+    if sizes[0] < floor:
+        raise DatasetError(
+            f"vocab size {sizes[0]} is below the {floor:,} tokens of the base alphabet ({mode} mode, before any "
+            f"merge); give sizes of at least {floor:,}"
+        )
     train_text = splits["train"] if max_chars is None else splits["train"][:max_chars]
     probe = splits.get("val", splits.get("test"))
     char_tokenizer = Tokenizer(mode="char", base_tokens=alphabet, normalization=train_options.get("normalization"))
