@@ -345,29 +345,23 @@ def test_train_with_max_chars_checks_the_characters_it_has(tmp_path, capsys):
 # -- a reader that stops early -------------------------------------------------------------------
 
 
-def test_a_closed_pipe_ends_the_command_quietly(files, tmp_path):
-    # `bytepair encode --pieces ... | head`: the rest of the table (megabytes, more than a pipe
-    # holds) has nowhere to go
-    (tmp_path / "big.txt").write_text(TEXT * 500, encoding="utf-8")
+def read_ten_bytes_and_stop(*args):
+    """``bytepair ARGS | head -c 10``: the command's exit status and standard error."""
     child = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "bytepair",
-            "encode",
-            "-t",
-            str(files / "tok.json"),
-            "--pieces",
-            str(tmp_path / "big.txt"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        bufsize=0,
+        [sys.executable, "-m", "bytepair", *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0
     )
     child.stdout.read(10)
     child.stdout.close()
     stderr = child.stderr.read().decode()
-    assert child.wait(timeout=60) == 141 and stderr == ""
+    return child.wait(timeout=60), stderr
+
+
+def test_a_closed_pipe_ends_the_command_quietly(files, tmp_path):
+    # `bytepair encode --pieces ... | head`: the rest of the table (megabytes, more than a pipe
+    # holds) has nowhere to go
+    (tmp_path / "big.txt").write_text(TEXT * 500, encoding="utf-8")
+    status, stderr = read_ten_bytes_and_stop("encode", "-t", files / "tok.json", "--pieces", tmp_path / "big.txt")
+    assert status == 141 and stderr == ""
 
 
 def test_decoded_text_that_a_closed_pipe_cuts_short_is_not_reported_as_written(files, tmp_path):
@@ -375,16 +369,8 @@ def test_decoded_text_that_a_closed_pipe_cuts_short_is_not_reported_as_written(f
     # (a disk that fills does the same); exit 0 would say that all of it was written
     tokenizer = bytepair.Tokenizer.load(files / "tok.json")
     np.save(tmp_path / "ids.npy", np.asarray(tokenizer.encode(TEXT * 2000), dtype=np.uint32))
-    child = subprocess.Popen(
-        [sys.executable, "-m", "bytepair", "decode", "-t", str(files / "tok.json"), str(tmp_path / "ids.npy")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        bufsize=0,
-    )
-    child.stdout.read(10)
-    child.stdout.close()
-    stderr = child.stderr.read().decode()
-    assert child.wait(timeout=60) == 141 and stderr == ""
+    status, stderr = read_ten_bytes_and_stop("decode", "-t", files / "tok.json", tmp_path / "ids.npy")
+    assert status == 141 and stderr == ""
 
 
 def test_decode_writes_utf8_whatever_the_output_encoding(files, tmp_path):
