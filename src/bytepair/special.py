@@ -79,10 +79,16 @@ def _token_set(value, known, name):
     """``allowed_special`` / ``disallowed_special`` as a frozenset; a bare str is one token."""
     if isinstance(value, str):
         return frozenset([value])
-    try:
-        return frozenset(value)
-    except TypeError:
-        raise SpecialTokenError(f"{name} must be 'all', a special token or a set of them, not {value!r}") from None
+    # bytes would be taken as a set of ints, which fail later, deep inside the matching
+    if not isinstance(value, (bytes, bytearray)):
+        try:
+            tokens = frozenset(value)
+        except TypeError:
+            pass
+        else:
+            if all(isinstance(token, str) for token in tokens):
+                return tokens
+    raise SpecialTokenError(f"{name} must be 'all', a special token or a set of special-token strings, not {value!r}")
 
 
 def resolve_special(special_tokens, allowed_special, disallowed_special):

@@ -227,6 +227,16 @@ def test_allowed_and_disallowed_special_as_a_string_name_one_token():
         tok.encode("x", allowed_special="<|nope|>")
 
 
+@pytest.mark.parametrize("switch", ["allowed_special", "disallowed_special"])
+@pytest.mark.parametrize("bad", [b"<|eot|>", {5}, {"<|eot|>", 5}, None])
+def test_special_switches_that_are_not_strings_name_the_switch(switch, bad):
+    # bytes are a set of ints: they failed inside the matching, or named no token at all
+    tok = Tokenizer(mode="byte", special_tokens=["<|eot|>"])
+    for call in (lambda: tok.encode("a", **{switch: bad}), lambda: tok.encode_batch(["a"], **{switch: bad})):
+        with pytest.raises(SpecialTokenError, match=f"^{switch} must be 'all', a special token or a set of"):
+            call()
+
+
 @pytest.mark.parametrize("bad", [[""], [5], b"<|eot|>", {"<|a|>": -1}, {"<|a|>": "1"}, 7])
 def test_bad_special_tokens_are_refused_clearly(bad):
     with pytest.raises(SpecialTokenError):
