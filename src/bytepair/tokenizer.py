@@ -724,4 +724,7 @@ def text_list(texts, name="texts"):
     non-iterable is a TypeError saying what to pass."""
     if isinstance(texts, str):
         raise TypeError(f"{name} must be a list of texts, not one str; pass [text], or use encode for one text")
+    if isinstance(texts, (bytes, bytearray)):
+        # iterated, bytes are ints: the error named an int, not what was passed
+        raise TypeError(f"{name} must be a list of texts (str), not {type(texts).__name__}; decode it first")
     return listed(texts, f"{name} must be a list of texts")

@@ -363,6 +363,11 @@ def _documents(text, max_chars):
     by ``check_options``)."""
     if isinstance(text, str):
         documents = iter([text])
+    elif isinstance(text, (bytes, bytearray)):
+        # iterated, bytes are ints: the error named an int, not what was passed
+        raise TrainingError(
+            f"training text must be a str or an iterable of str, not {type(text).__name__}; decode it first"
+        )
     else:
         try:
             documents = iter(text)

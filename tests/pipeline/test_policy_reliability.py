@@ -325,6 +325,11 @@ def test_out_of_range_training_options_are_training_errors(options):
         bytepair.train(TEXT, **options)
 
 
+def test_training_on_bytes_names_the_text_not_an_int():
+    with pytest.raises(TrainingError, match=re.escape("training text must be a str or an iterable of str, not bytes")):
+        bytepair.train(TEXT.encode(), mode="byte", vocab_size=260)
+
+
 def test_training_options_are_checked_before_the_text_is_read():
     def text():
         raise AssertionError("the text was read before the options were checked")
@@ -496,6 +501,8 @@ def test_decode_batch_checks_num_threads_as_encode_batch_does(threads):
         (lambda tok: tok.encode_batch(None), "texts must be a list of texts, not NoneType"),
         (lambda tok: tok.encode_batch("hello"), "not one str; pass [text]"),
         (lambda tok: tok.encode_batch_to_array("hello"), "not one str; pass [text]"),
+        (lambda tok: tok.encode_batch(b"hello"), "texts must be a list of texts (str), not bytes; decode it first"),
+        (lambda tok: tok.encode_batch_to_array(b"hello"), "texts must be a list of texts (str), not bytes"),
         (lambda tok: tok.decode_batch(None), "batch must be a list of id sequences, not NoneType"),
         (lambda tok: tok.encode_single_token(None), "takes a str or bytes, not NoneType"),
     ],
