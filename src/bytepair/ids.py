@@ -18,6 +18,9 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
+
 import numpy as np
 
 from .errors import TokenIdError
@@ -95,6 +98,12 @@ def checked_ids(ids):
         return _checked_array(ids)
     if isinstance(ids, (str, bytes, bytearray)):
         raise TokenIdError(f"ids must be a sequence of integer token ids, not {type(ids).__name__} {ids[:50]!r}")
+    if isinstance(ids, (AbstractSet, Mapping)):
+        # iterating one would decode its ids in hash order (a dict's: its keys), silently wrong text
+        raise TokenIdError(
+            f"ids must be a sequence of integer token ids in order, not a {type(ids).__name__}, which has "
+            "no order of its own; pass a list"
+        )
     try:
         ids = list(ids)
     except TypeError:

@@ -575,8 +575,8 @@ class Tokenizer(DropInMixin):
         """Ids to the exact bytes they stand for (no UTF-8 decoding).
 
         ``ids``: a list or tuple of ints (numpy integers too), a 1-D numpy integer array, or
-        any iterable of ints; anything else, or an id with no token, raises ``TokenIdError``
-        naming the id and its position.
+        any other ordered iterable of ints (not a set or a dict); anything else, or an id with
+        no token, raises ``TokenIdError`` naming the id and its position.
         """
         data = self._decoder.decode_bytes(ids)
         return self._decode_checked(ids) if data is None else data

@@ -374,6 +374,9 @@ def test_num_threads_on_train_gives_the_same_tokenizer():
         [1.0],
         "12",
         b"\x01",
+        {200, 5},
+        frozenset([1]),
+        {1: 2},
     ],
 )
 def test_decode_refuses_what_is_not_a_sequence_of_integer_ids(ids):
