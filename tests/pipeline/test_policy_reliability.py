@@ -356,6 +356,16 @@ def test_num_threads_out_of_range_is_an_error(threads):
         bytepair.train(TEXT, mode="byte", vocab_size=260, num_threads=threads)
 
 
+def test_num_threads_may_be_a_numpy_integer_as_token_ids_may():
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=280, pattern="gpt2")
+    texts = TEXT.splitlines()
+    assert tok.encode_batch(texts, num_threads=np.int64(2)) == tok.encode_batch(texts, num_threads=1)
+    trained = bytepair.train(TEXT, mode="byte", vocab_size=280, pattern="gpt2", num_threads=np.int32(2))
+    assert trained.fingerprint == tok.fingerprint
+    with pytest.raises(ThreadCountError):
+        tok.encode_batch(texts, num_threads=np.bool_(True))
+
+
 def test_num_threads_on_train_gives_the_same_tokenizer():
     one = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=1)
     three = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=3)
