@@ -352,6 +352,39 @@ def test_unsupported_features_raise_format_error_naming_them(case):
         tokenizer_from_json(content)
 
 
+WRONG_TYPES = {
+    "pretokenizers not a list": (lambda c: c["pre_tokenizer"].update(pretokenizers=1), "pretokenizers' is 1"),
+    "split pattern a string": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(pattern="x"),
+        "Split 'pattern' is x",
+    ),
+    "split behavior a list": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(behavior=[]),
+        "behavior \\[\\] with",
+    ),
+    # "false" and 0 are not false to HF, which refuses them: they must not read as true here
+    "invert a string": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][0].update(invert="false"),
+        "Split.invert' is 'false'",
+    ),
+    "use_regex a string": (
+        lambda c: c["pre_tokenizer"]["pretokenizers"][1].update(use_regex="false"),
+        "ByteLevel.use_regex' is 'false'",
+    ),
+    "ignore_merges a number": (lambda c: c["model"].update(ignore_merges=1), "model.ignore_merges' is 1"),
+    "byte_fallback a string": (lambda c: c["model"].update(byte_fallback="false"), "model.byte_fallback' is 'false'"),
+}
+
+
+@pytest.mark.parametrize("case", list(WRONG_TYPES))
+def test_fields_of_the_wrong_type_raise_format_error_naming_them(case):
+    change, message = WRONG_TYPES[case]
+    content = small_file()
+    change(content)
+    with pytest.raises(FormatError, match=f"^tokenizer.json: .*{message}"):
+        tokenizer_from_json(content)
+
+
 def test_truncated_file_is_a_format_error(tmp_path):
     path = tmp_path / "tokenizer.json"
     path.write_text(json.dumps(small_file())[:-40], encoding="utf-8")

@@ -87,10 +87,9 @@ def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     vocab = read_vocab(model["vocab"], specials, where)
     _check_all_bytes(vocab, where)
     pairs = read_merges(model.get("merges"), model["vocab"], where)
+    ignore_merges = _flag(model, "ignore_merges", False, where, "model")
     try:
-        rank_model = RankModel(
-            vocab, rule="hf", pair_table=pairs, ignore_merges=bool(model.get("ignore_merges", False))
-        )
+        rank_model = RankModel(vocab, rule="hf", pair_table=pairs, ignore_merges=ignore_merges)
         return Tokenizer(rank_model, pattern=pattern, special_tokens=specials, name=name)
     except ValueError as error:  # two tokens with one id, an added token on a vocab id
         raise FormatError(f"{where}: {error}") from None
@@ -122,7 +121,7 @@ def _check_model(model, where):
     for field in ("continuing_subword_prefix", "end_of_word_suffix"):
         if model.get(field) not in (None, ""):
             raise FormatError(f"{where}: field 'model.{field}' is {model[field]!r}; byte-level BPE uses none (null)")
-    if model.get("byte_fallback"):
+    if _flag(model, "byte_fallback", False, where, "model"):
         raise FormatError(
             f"{where}: field 'model.byte_fallback' is true; that is character-level BPE, not byte-level"
             + OWN_FOLDER_HINT
@@ -146,6 +145,10 @@ def read_pre_tokenizer(pre_tokenizer, where):
         return "gpt2" if _byte_level(pre_tokenizer, where) else None
     if kind == "Sequence":
         steps = pre_tokenizer.get("pretokenizers") or []
+        if not isinstance(steps, list):
+            raise FormatError(
+                f"{where}: field 'pre_tokenizer.pretokenizers' is {str(steps)[:100]}, not a list of pre-tokenizers"
+            )
         if len(steps) == 2 and isinstance(steps[0], dict) and steps[0].get("type") == "Split":
             last = steps[1]
             if isinstance(last, dict) and last.get("type") == "ByteLevel" and not _byte_level(last, where):
@@ -160,25 +163,34 @@ def read_pre_tokenizer(pre_tokenizer, where):
     )
 
 
+def _flag(step, field, default, where, what):
+    """A true/false field; HF refuses any other value, and "false" or 0 must not read as true."""
+    value = step.get(field, default)
+    if value is None:
+        return default
+    if not isinstance(value, bool):
+        raise FormatError(f"{where}: field '{what}.{field}' is {value!r:.100}; it must be true or false")
+    return value
+
+
 def _byte_level(step, where):
     """Whether a ``ByteLevel`` step splits with GPT-2's regex; a prefix space is refused."""
-    if step.get("add_prefix_space"):
+    if _flag(step, "add_prefix_space", False, where, "ByteLevel"):
         raise FormatError(
             f"{where}: ByteLevel 'add_prefix_space' is true; bytepair encodes text exactly as given (use false)"
         )
-    return bool(step.get("use_regex", True))
+    return _flag(step, "use_regex", True, where, "ByteLevel")
 
 
 def _split_pattern(split, where):
-    regex_text = (split.get("pattern") or {}).get("Regex")
+    pattern = split.get("pattern")
+    regex_text = pattern.get("Regex") if isinstance(pattern, dict) else None
     if not isinstance(regex_text, str):
+        raise FormatError(f"{where}: Split 'pattern' is {str(pattern)[:100]}; bytepair reads {{'Regex': ...}} patterns")
+    behaviour = (split.get("behavior"), _flag(split, "invert", False, where, "Split"))
+    if not isinstance(behaviour[0], str) or behaviour not in KEEP_MATCHES:
         raise FormatError(
-            f"{where}: Split 'pattern' is {split.get('pattern')!r}; bytepair reads {{'Regex': ...}} patterns"
-        )
-    behaviour = (split.get("behavior"), bool(split.get("invert", False)))
-    if behaviour not in KEEP_MATCHES:
-        raise FormatError(
-            f"{where}: Split behavior {behaviour[0]!r} with invert={behaviour[1]} is not supported; "
+            f"{where}: Split behavior {behaviour[0]!r:.50} with invert={behaviour[1]} is not supported; "
             "use 'Isolated' (invert false) or 'Removed' (invert true)"
         )
     try:
