@@ -194,6 +194,18 @@ def _spans(text, pattern):
         yield covered, len(text)
 
 
+def keep_gaps(regex_text: str) -> str:
+    """``regex_text`` extended so that its matches alone hold every piece that ``split`` gives:
+    the text between two matches is matched as a whole by a second alternative. For libraries
+    that keep only a regex's matches (tiktoken, HF's ``Split`` with ``Removed`` and ``invert``).
+
+    Example:
+        >>> regex.findall(keep_gaps(r"\\w+"), "hello, world")
+        ['hello', ', ', 'world']
+    """
+    return f"(?:{regex_text})|(?:(?!(?:{regex_text}))[\\s\\S])+"
+
+
 def _shown(regex_text):
     return repr(regex_text) if len(regex_text) <= 200 else repr(regex_text[:200]) + "..."
 

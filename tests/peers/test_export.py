@@ -127,6 +127,24 @@ def test_no_pattern_exports_the_whole_text_as_one_piece(corpus, tmp_path):
     )
 
 
+@pytest.mark.parametrize("pattern", [r"\w+", r"[a-z]+|\d", r"(?i:[aeiou]+)"])
+def test_text_a_custom_regex_leaves_between_matches_is_kept_in_both_files(pattern, tmp_path):
+    # bytepair keeps that text as pieces of its own; tiktoken and HF keep only matches
+    tokenizer = bytepair.train(
+        "hello world, hello there! 42 Hello\n" * 40, mode="byte", vocab_size=280, pattern=pattern
+    )
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    for text in ["hello world, hi!", MIXED, "  \n\n 12 ab--cd ", "!!!"]:
+        ours = tokenizer.encode(text)
+        assert encoding.encode_ordinary(text) == ours
+        assert reference.encode(text, add_special_tokens=False).ids == ours
+        assert back.encode(text) == ours
+        assert encoding.decode(ours) == reference.decode(ours) == text
+
+
 @pytest.fixture(scope="module")
 def exported(byte_tokenizer, tmp_path_factory):
     """(tiktoken Encoding, HF Tokenizer) read from the files written for ``byte_tokenizer``."""

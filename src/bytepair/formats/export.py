@@ -39,6 +39,7 @@ from .._io import write_text_atomic
 from ..bytelevel import bytes_to_readable
 from ..errors import FormatError
 from ..model import MergeModel
+from ..patterns import keep_gaps
 from .hf_regex import hf_regex
 
 # tiktoken needs a regex; a tokenizer without a pattern treats the whole text as one piece.
@@ -58,7 +59,15 @@ def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
         _check_replay_matches_tiktoken(model)
     ranks = {value: token_id for token_id, value in enumerate(model.token_bytes) if value is not None}
     write_ranks(ranks, path)
-    return {"pat_str": tokenizer.pattern or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
+    return {"pat_str": _exported_pattern(tokenizer) or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
+
+
+def _exported_pattern(tokenizer):
+    """The tokenizer's regex for a library that keeps only its matches: a custom regex's gaps
+    are pieces here, and would be dropped there without a match of their own."""
+    if tokenizer.pattern is None or tokenizer.pattern_name is not None:
+        return tokenizer.pattern
+    return keep_gaps(tokenizer.pattern)
 
 
 def _check_tiktoken(tokenizer):
@@ -207,7 +216,7 @@ def huggingface_json(tokenizer: Any) -> dict:
             for token, token_id in sorted(tokenizer.special_tokens.items(), key=lambda item: item[1])
         ],
         "normalizer": {"type": tokenizer.normalization} if tokenizer.normalization else None,
-        "pre_tokenizer": _pre_tokenizer(tokenizer.pattern, byte_level),
+        "pre_tokenizer": _pre_tokenizer(_exported_pattern(tokenizer), byte_level),
         "post_processor": None,
         "decoder": _decoder(model, byte_level),
         "model": {

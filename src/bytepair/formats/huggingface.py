@@ -33,7 +33,7 @@ from .._gc import gc_paused
 from ..errors import FormatError, PatternError
 from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
-from ..patterns import PATTERNS, resolve_pattern
+from ..patterns import PATTERNS, keep_gaps, resolve_pattern
 from ..tokenizer import Tokenizer
 from .hf_regex import hf_regex
 
@@ -201,7 +201,7 @@ def _split_pattern(split, where):
         return name or regex_text
     # subtle: Isolated keeps the text between matches as pieces too; a custom regex may not
     # match every character, so the gaps become matches of a second alternative.
-    return f"(?:{regex_text})|(?:(?!(?:{regex_text}))[\\s\\S])+"
+    return keep_gaps(regex_text)
 
 
 def read_added_tokens(added_tokens, where, *, count):
