@@ -145,6 +145,23 @@ def test_text_a_custom_regex_leaves_between_matches_is_kept_in_both_files(patter
         assert encoding.decode(ours) == reference.decode(ours) == text
 
 
+@pytest.mark.parametrize("pattern", [r"\w+|\s+|[^\w\s]+", r"[^\W\d]+|\d+|\W"])
+def test_zero_width_joiners_are_word_characters_in_the_exported_regex_too(pattern, tmp_path):
+    # Oniguruma's \w leaves out U+200C and U+200D, which the regex module's and tiktoken's keep
+    # in words (Persian, Malayalam, emoji sequences); the file spells them out
+    words = "می\u200cخواهم ab\u200dcd കേരള\u200dം 👩\u200d💻 x\u200cy 42"
+    tokenizer = bytepair.train((words + "\n") * 30, mode="byte", vocab_size=300, pattern=pattern)
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    for text in [words, "ab\u200dcd", "\u200c\u200d!", "ab \u200d"]:
+        ours = tokenizer.encode(text)
+        assert reference.encode(text, add_special_tokens=False).ids == ours, text
+        assert encoding.encode_ordinary(text) == ours
+        assert back.encode(text) == ours
+
+
 @pytest.fixture(scope="module")
 def exported(byte_tokenizer, tmp_path_factory):
     """(tiktoken Encoding, HF Tokenizer) read from the files written for ``byte_tokenizer``."""

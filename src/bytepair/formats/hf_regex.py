@@ -34,4 +34,38 @@ def hf_regex(pattern: str) -> str:
             f"pattern {pattern!r} has a possessive interval ({{n,m}}+) that HF's regex engine reads "
             "differently and that bytepair cannot rewrite; write it as an atomic group (?>...)"
         )
-    return rewritten
+    return _with_joiners(rewritten)
+
+
+# The zero-width non-joiner and joiner: word characters for the regex module and tiktoken
+# (Unicode's \w has Join_Control), not for Oniguruma, whose \w left them out of Persian and
+# Malayalam words (one of 93 UDHR texts gave other ids through a custom \w+ pattern).
+_JOINERS = "\\u200c\\u200d"
+
+
+def _with_joiners(pattern):
+    r"""``\w`` and ``\W`` written out with the joiners, in a set or not (Oniguruma takes a set
+    inside a set), every other character and escape as it is."""
+    out, at, in_set = [], 0, False
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\" and at + 1 < len(pattern):
+            escape = pattern[at : at + 2]
+            if escape == "\\w":
+                escape = f"\\w{_JOINERS}" if in_set else f"[\\w{_JOINERS}]"
+            elif escape == "\\W":
+                escape = f"[^\\w{_JOINERS}]"
+            out.append(escape)
+            at += 2
+            continue
+        out.append(char)
+        at += 1
+        if char == "[" and not in_set:
+            in_set = True
+            for literal in ("^", "]"):  # "[^]..." and "[]...": a ] first in a set is itself
+                if pattern.startswith(literal, at):
+                    out.append(literal)
+                    at += 1
+        elif char == "]" and in_set:
+            in_set = False
+    return "".join(out)
