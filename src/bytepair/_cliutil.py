@@ -81,7 +81,10 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
     """The flags of ``bytepair.train``; shared by ``bytepair train``, ``prepare`` and ``sweep``."""
     parser.add_argument("--mode", choices=("char", "byte"), default="char", help="character- or byte-level BPE")
     parser.add_argument(
-        "--vocab-size", type=int, default=500, help="distinct tokens to reach (special tokens not counted)"
+        "--vocab-size",
+        type=int,
+        default=500,
+        help="distinct tokens to reach (special tokens and --byte-fallback's 256 byte tokens not counted)",
     )
     parser.add_argument("--min-frequency", type=int, default=2, help="stop when the best pair occurs fewer times")
     parser.add_argument("--max-chars", type=int, default=None, help="train on the first N characters only")

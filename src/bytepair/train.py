@@ -67,8 +67,9 @@ def train(
     - ``mode="char"``: the base alphabet is every character of the training text, plus those
       of ``base_text`` (str or list of str, e.g. all splits so validation and test encode) and
       ``base_tokens``; ``mode="byte"``: the 256 bytes.
-    - ``vocab_size``: distinct tokens to reach, special tokens not counted; training stops
-      earlier when no pair occurs ``min_frequency`` times.
+    - ``vocab_size``: distinct tokens to reach, special tokens not counted (nor, in char mode,
+      the 256 byte tokens that ``byte_fallback=True`` adds); training stops earlier when no
+      pair occurs ``min_frequency`` times.
     - ``pattern``: None (seed 000: the text is one sequence), a named pattern ("gpt2",
       "cl100k"/"gpt4", "o200k", "llama3") or a regex; merges never cross its pieces.
     - ``special_tokens``: a list of strings (a bare string is one token), or a dict token -> id.
