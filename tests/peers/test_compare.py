@@ -166,3 +166,21 @@ def test_mistakes_are_one_error_line(args, message):
     result = bytepair_cli("compare", *args, stdin="text")
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_rows_of_files_with_the_same_stem_are_named_by_their_paths(tmp_path):
+    path = tmp_path / "tok.json"
+    bytepair.train("the quick brown fox jumps over the lazy dog " * 30, mode="byte", vocab_size=300).save(path)
+    for folder, name, text in (("one", "x.txt", "the fox"), ("one", "x.md", "the dog"), ("two", "x.txt", "a fox")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        (tmp_path / folder / name).write_text(text, encoding="utf-8")
+    (tmp_path / "y.txt").write_text("the", encoding="utf-8")
+    result = bytepair_cli("compare", tmp_path / "one", tmp_path / "two", tmp_path / "y.txt", "-t", path, "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["name"]: row["chars"] for row in json.loads(result.stdout)["texts"]}
+    assert rows == {
+        str(tmp_path / "one" / "x.md"): 7,
+        str(tmp_path / "one" / "x.txt"): 7,
+        str(tmp_path / "two" / "x.txt"): 5,
+        "y": 3,
+    }

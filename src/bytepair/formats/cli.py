@@ -85,22 +85,32 @@ def run_compare(args):
 
 
 def read_inputs(inputs):
-    """``[(name, text)]``: files as given, a folder's files sorted by name, ``-`` as stdin."""
+    """``[(name, text)]``: files as given, a folder's files sorted by name, ``-`` as stdin.
+    A row is named by its file's stem, or by its path where two stems are the same."""
     texts = []
     for item in inputs:
         path = Path(item)
         if item == "-":
-            texts.append(("stdin", read_text("-")))
+            texts.append(("stdin", "-", read_text("-")))
         elif path.is_dir():
             files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
             if not files:
                 raise UsageError(f"{path}: the folder holds no files to compare on")
-            texts += [(p.stem, read_text(p)) for p in files]
+            texts += [(p.stem, str(p), read_text(p)) for p in files]
         elif path.exists():  # a FIFO (the shell's <(...)) is read; read_text names a device as one
-            texts.append((path.stem, read_text(path)))
+            texts.append((path.stem, str(path), read_text(path)))
         else:
             raise UsageError(f"{item!r}: no such file or folder; give text files, folders, or - for standard input")
-    return texts
+    stems = [stem for stem, _, _ in texts]
+    named, names = [], set()
+    for stem, shown, text in texts:
+        # a.txt and a.md, or eng.txt in two folders: rows named alike could not be told apart
+        name = stem if stems.count(stem) == 1 else shown
+        while name in names:  # the same file given twice
+            name += "'"
+        names.add(name)
+        named.append((name, text))
+    return named
 
 
 def load_tokenizers(specs, vocab_dir):
