@@ -362,6 +362,38 @@ def test_train_and_eval_read_encode_corpus_shards_as_compare_does(prepared, tmp_
 
 
 @pytest.mark.data
+def test_sentencepiece_shards_are_scored_with_the_space_before_each_document(tmp_path):
+    # encode-corpus records the documents' text; Mistral's ids also stand for a dummy-prefix
+    # space before each one, which train and eval count instead of refusing the shards
+    from bytepair.datasets.corpus import encode_corpus
+    from bytepair.gpt.data import load_data
+    from bytepair.gpt.errors import PreparedDataError
+    from datafiles import data_file
+
+    model = data_file("vocab/mistral/tokenizer.model.v1")
+    (tmp_path / model.name).symlink_to(model)
+    documents = [corpus_text()[k : k + 500] for k in range(0, 6000, 500)]
+    (tmp_path / "docs.jsonl").write_text("".join(json.dumps({"text": d}) + "\n" for d in documents), "utf-8")
+    for name, tokenizer in (
+        ("shards", str(tmp_path / model.name)),
+        ("gpt2", bytepair.load("gpt2", path=data_file("vocab"))),
+    ):
+        encode_corpus([tmp_path / "docs.jsonl"], tokenizer, tmp_path / name, val_documents=3, progress=False, log=None)
+    meta = json.loads((tmp_path / "shards" / "meta.json").read_text("utf-8"))["splits"]["val"]
+    val = load_data(tmp_path / "shards").split("val")
+    assert (val.characters, val.bytes) == (meta["characters"] + 3, meta["bytes"] + 3)
+    gpt.train(
+        tmp_path / "shards", tmp_path / "run", max_steps=1, eval_interval=1, progress=False, **TINY, **TINY_RECIPE
+    )
+    result = gpt.evaluate_checkpoint(tmp_path / "run", tmp_path / "shards")
+    assert result.bits_per_byte == pytest.approx(result.nats / (result.bytes * math.log(2)))
+    with pytest.raises(PreparedDataError, match="dummy prefix"):
+        gpt.compare(
+            [tmp_path / "gpt2", tmp_path / "shards"], tmp_path / "both", vocab_dir=data_file("vocab"), characters=1000
+        )
+
+
+@pytest.mark.data
 def test_sample_takes_a_published_name_with_vocab_dir_as_train_and_eval_do(tmp_path, monkeypatch, capsys):
     # a model trained on encode-corpus shards made with gpt2 is sampled offline with -t gpt2
     from bytepair.datasets.corpus import encode_corpus

@@ -39,7 +39,7 @@ from bytepair._io import write_atomic, write_text_atomic
 from bytepair.datasets.shards import META_FORMAT
 from bytepair.errors import TokenIdError
 from bytepair.gpt.checkpoint import checkpoint_file
-from bytepair.gpt.data import aligned_spans, load_data
+from bytepair.gpt.data import adds_dummy_prefix, aligned_spans, load_data
 from bytepair.gpt.errors import (
     CheckpointError,
     GPTSettingError,
@@ -489,6 +489,14 @@ def _check_same_span_text(datasets, tables, split, spans):
 
 
 def _different_text(first, data, split, detail) -> PreparedDataError:
+    prefixed = [str(one.folder) for one in (first, data) if adds_dummy_prefix(one.tokenizer)]
+    if len(prefixed) == 1:
+        return PreparedDataError(
+            f"{prefixed[0]!r} does not stand for the same text as the other folder (the {split!r} splits differ: "
+            f"{detail}): its SentencePiece tokenizer puts a space before each document (its dummy prefix), "
+            "which its ids stand for too; evaluate it on its own with `bytepair gpt eval`, or compare it "
+            "with tokenizations that add the same prefix"
+        )
     return PreparedDataError(
         f"{str(data.folder)!r} does not encode the same text as {str(first.folder)!r} (the {split!r} splits "
         f"differ: {detail}); compare tokenizations of the same files (prepare or encode each from them)"

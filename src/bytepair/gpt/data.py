@@ -201,15 +201,34 @@ def load_shards(folder, *, vocab_dir=None) -> EncodedData:
             )
         id_counts = _id_counts(ids, tokenizer.vocab_size)
         counted = (int(id_counts @ lengths.characters), int(id_counts @ lengths.bytes))
-        if counted != (entry["characters"], entry["bytes"]):
+        if counted != (entry["characters"], entry["bytes"]) and not _dummy_prefixes(tokenizer, counted, entry):
             raise PreparedDataError(
                 f"{str(folder)!r}: the {name!r} shards decode to {counted[0]} characters and {counted[1]} bytes of "
                 f"text, but meta.json says {entry['characters']} and {entry['bytes']} (special tokens inside "
                 "documents, from --allowed-special, stand for text that cannot be scored); encode the corpus "
                 "again without --allowed-special"
             )
-        splits[name] = Split(name, ids, entry["characters"], entry["bytes"])
+        # what the ids stand for: with a SentencePiece tokenizer, a dummy-prefix space per document more
+        splits[name] = Split(name, ids, *counted)
     return EncodedData(folder, tokenizer, tokenizer.fingerprint, tokenizer.vocab_size, splits, lengths)
+
+
+def adds_dummy_prefix(tokenizer) -> bool:
+    """Whether ``tokenizer`` puts a space before each text it encodes (SentencePiece's dummy
+    prefix), so that its ids stand for one character and byte more per document than the text."""
+    from bytepair.sentencepiece import SentencePieceTokenizer
+
+    return isinstance(tokenizer, SentencePieceTokenizer) and bool(tokenizer.model.options["add_dummy_prefix"])
+
+
+def _dummy_prefixes(tokenizer, counted, entry) -> bool:
+    """Whether ids that decode to more than ``meta.json`` records differ by SentencePiece's dummy
+    prefix: a space (one character, one byte) in front of each document, which its ids stand for
+    (``encode-corpus`` records the documents' own text)."""
+    if not adds_dummy_prefix(tokenizer):
+        return False
+    spaces = counted[0] - entry["characters"]
+    return spaces == counted[1] - entry["bytes"] and 0 < spaces <= entry.get("documents", 0)
 
 
 def _shard_tokenizer(folder: Path, meta: dict, vocab_dir):
