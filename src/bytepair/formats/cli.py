@@ -190,7 +190,10 @@ def _total(rows, labels):
 def format_table(report):
     """The report as an aligned text table: one column group per tokenizer."""
     labels = [entry["label"] for entry in report["tokenizers"]]
-    rows = report["texts"] + ([report["total"]] if len(report["texts"]) > 1 else [])
+    total = report["total"]
+    if total["skipped"]:  # the total leaves out texts some tokenizer cannot encode: say how many it counts
+        total = {**total, "name": f"total ({total['texts']} of {len(report['texts'])} texts)"}
+    rows = report["texts"] + ([total] if len(report["texts"]) > 1 else [])
     name_width = max(8, *(len(row["name"]) for row in rows))
     head = f"{'text':<{name_width}} {'chars':>11} {'bytes':>11}"
     groups = "".join(f" | {label[:26]:<26}" for label in labels)
