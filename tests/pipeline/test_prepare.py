@@ -533,6 +533,16 @@ def test_a_tokenizer_with_training_options_is_refused(tmp_path):
 
 
 @pytest.mark.data
+def test_a_sentencepiece_model_is_refused_before_any_text_is_read_with_encode_corpus_named(tmp_path):
+    from bytepair.errors import UsageError
+
+    model = data_file("vocab/mistral/tokenizer.model.v1")
+    with pytest.raises(UsageError, match=r"SentencePiece model.*bytepair encode-corpus FILES -t TOKENIZER"):
+        prepare(tmp_path / "out", texts={"train": "abc"}, tokenizer=model, log=None)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.data
 @pytest.mark.slow
 @pytest.mark.parametrize("name, written", [("gpt2", "gpt2.tiktoken"), ("llama3", "tokenizer.json")])
 def test_a_published_tokenizer_encodes_wikitext_and_the_gpt_package_reads_it(tmp_path, prepared, name, written):

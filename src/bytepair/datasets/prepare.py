@@ -181,6 +181,7 @@ def prepare(
 
             with timer("load"):
                 tokenizer, tokenizer_name = resolve_tokenizer(tokenizer, vocab_dir)
+            _check_savable(tokenizer)
         with timer("read"):
             resident = read_resident(sources, whole_split_chars)
             # byte mode's base is the 256 bytes: its alphabet would be read and not used
@@ -375,6 +376,22 @@ def save_tokenizer(tokenizer, folder):
     else:
         to_huggingface(tokenizer, folder / name)
     return name
+
+
+def _check_savable(tokenizer):
+    """prepare writes its tokenizer into the folder beside the ids (``save_tokenizer``); refuse one
+    that no format takes (a SentencePiece model) before any text is read."""
+    from bytepair.errors import UsageError
+
+    refusal = (
+        tokenizer.model.export_refusal("huggingface") if tokenizer_file_name(tokenizer) == "tokenizer.json" else None
+    )
+    if refusal is not None:
+        raise UsageError(
+            f"prepare writes its tokenizer into the output folder, and {refusal.split(';')[0]}, which no tokenizer "
+            "file holds; encode the splits with `bytepair encode-corpus FILES -t TOKENIZER -o OUT` instead, which "
+            "records the tokenizer by name"
+        )
 
 
 def tokenizer_file_name(tokenizer):
