@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._io import decode_text, standard_input
+from ._io import decode_text, naming, standard_input
 from ._io import read_text as _read_text
 from .errors import UsageError
 
@@ -65,16 +65,12 @@ def write_output(text: str) -> None:
         return
     stream.flush()  # lines printed before go first
     data = memoryview(text.encode("utf-8", errors="surrogateescape"))  # argv's undecodable bytes as they came
-    try:
+    with naming("standard output"):
         # subtle: a write that fills the disk or meets a closed pipe can take part of the data
         # and report no error; only the next write raises, so write until all of it is taken
         while data:
             data = data[buffer.write(data) :]
         buffer.flush()
-    except OSError as error:
-        if error.filename is not None or error.errno is None:
-            raise
-        raise type(error)(error.errno, error.strerror, "standard output") from None
 
 
 def add_training_options(parser: argparse.ArgumentParser) -> None:

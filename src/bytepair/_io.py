@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -71,6 +72,18 @@ def commit(temporary: Path, final: Path) -> None:
     _sync_folder(final.parent)
 
 
+@contextlib.contextmanager
+def naming(name):
+    """An ``OSError`` raised inside that names no file (a write to /dev/full or into a pipe)
+    comes out naming ``name``; any other error as it is."""
+    try:
+        yield
+    except OSError as error:
+        if error.filename is not None or error.errno is None:
+            raise
+        raise type(error)(error.errno, error.strerror, name) from None
+
+
 def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> Path:
     """Call ``write(file)`` on a temporary binary file beside ``path``, then rename it to ``path``.
 
@@ -89,13 +102,8 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
     if _is_special_file(path):
         # a FIFO, a device, /dev/stdout: nothing to replace atomically (a rename would put a
         # plain file in its place), so it is written into as it is
-        try:
-            with open(path, "wb") as file:
-                write(file)
-        except OSError as error:  # /dev/full: "No space left on device", naming no file
-            if error.filename is not None or error.errno is None:
-                raise
-            raise type(error)(error.errno, error.strerror, path) from None
+        with naming(path), open(path, "wb") as file:  # /dev/full says "No space left", naming no file
+            write(file)
         return Path(path)
     final = resolve_target(path)
     final.parent.mkdir(parents=True, exist_ok=True)  # its own error names the folder in the way
