@@ -300,14 +300,19 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
         )
     batch = {"input_ids": [], "attention_mask": [], "labels": []}
     for index, messages in enumerate(conversations):
-        encoded = apply_chat_template(
-            tokenizer,
-            messages,
-            template=template,
-            return_dict=True,
-            return_assistant_tokens_mask=True,
-            **template_variables,
-        )
+        try:
+            encoded = apply_chat_template(
+                tokenizer,
+                messages,
+                template=template,
+                return_dict=True,
+                return_assistant_tokens_mask=True,
+                **template_variables,
+            )
+        except ChatTemplateError as error:
+            # "message 1 has content None" alone does not say which of thousands of
+            # conversations to fix.
+            raise ChatTemplateError(f"conversation {index}: {error}") from None
         ids, mask = encoded["input_ids"], encoded["assistant_masks"]
         runs = _runs_of_ones(mask)
         if not runs:
@@ -445,15 +450,20 @@ def _resolve_template(template):
 def _validated_messages(messages, is_builtin):
     """Plain-dict copies of the messages, after checking their shape; raises ChatTemplateError."""
     if not isinstance(messages, (list, tuple)):
-        raise ChatTemplateError(f"messages must be a list of dicts with 'role' and 'content', not {messages!r}")
+        if isinstance(messages, Mapping) and "messages" in messages:  # a dataset row
+            raise ChatTemplateError(
+                "messages is a dict with a 'messages' key (a dataset row?); pass row['messages'], "
+                "the list of dicts with 'role' and 'content'"
+            )
+        raise ChatTemplateError(f"messages must be a list of dicts with 'role' and 'content', not {_clipped(messages)}")
     return [_validated_message(index, message, is_builtin) for index, message in enumerate(messages)]
 
 
 def _validated_message(index, message, is_builtin):
     if not isinstance(message, Mapping):
-        raise ChatTemplateError(f"message {index} must be a dict with 'role' and 'content', not {message!r}")
+        raise ChatTemplateError(f"message {index} must be a dict with 'role' and 'content', not {_clipped(message)}")
     if "role" not in message:
-        raise ChatTemplateError(f"message {index} has no 'role': {dict(message)!r}; add one")
+        raise ChatTemplateError(f"message {index} has no 'role': {_clipped(dict(message))}; add one")
     role = message["role"]
     if is_builtin and role not in BUILTIN_ROLES:
         allowed = ", ".join(repr(r) for r in BUILTIN_ROLES)
@@ -470,13 +480,27 @@ def _validated_message(index, message, is_builtin):
         if "content" not in message:
             return message
     if "content" not in message:
-        raise ChatTemplateError(f"message {index} has no 'content': {dict(message)!r}; add one")
+        raise ChatTemplateError(f"message {index} has no 'content': {_clipped(dict(message))}; add one")
     content = message["content"]
     if not isinstance(content, str):
+        # A built-in layout writes content only; a tool-call turn (content None) needs a
+        # template that renders its tool_calls.
+        hint = (
+            "; a built-in template renders text content only, so give tool calls a custom template"
+            if is_builtin
+            else ""
+        )
         raise ChatTemplateError(
-            f"message {index} has content {content!r} of type {type(content).__name__}; content must be a string"
+            f"message {index} has content {_clipped(content)} of type {type(content).__name__}; "
+            f"content must be a string{hint}"
         )
     return dict(message)
+
+
+def _clipped(value):
+    """``repr(value)``, cut to a length an error line can show (a message may hold a book)."""
+    shown = repr(value)
+    return shown if len(shown) <= 200 else shown[:197] + "..."
 
 
 def _template_tokens(template, is_builtin, variables):

@@ -152,3 +152,27 @@ def test_bytepair_chat_is_reachable_after_a_plain_import():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=package_env(), timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout == "<|im_start|>user\nx<|im_end|>\n\n"
+
+
+TOOL_CALL_CHAT = [
+    {"role": "user", "content": "Weather in Paris?"},
+    {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "weather", "arguments": {}}}]},
+    {"role": "tool", "content": "21"},
+    {"role": "assistant", "content": "It is 21."},
+]
+
+
+def test_encode_conversations_errors_name_the_conversation(tok):
+    # The third conversation has a tool-call turn, which a built-in template cannot render.
+    with pytest.raises(ChatTemplateError, match=r"^conversation 2: message 1 has content None.*custom template"):
+        encode_conversations(tok, [CHAT, CHAT[:3], TOOL_CALL_CHAT], template="chatml")
+
+
+def test_a_dataset_row_or_a_long_bad_message_gets_a_short_error(tok):
+    row = {"messages": CHAT}
+    with pytest.raises(ChatTemplateError, match=r"pass row\['messages'\]"):
+        apply_chat_template(tok, row, template="chatml")
+    long_text = "word " * 10_000
+    with pytest.raises(ChatTemplateError, match="has no 'role'") as error:
+        apply_chat_template(tok, [{"content": long_text}], template="chatml")
+    assert len(str(error.value)) < 400
