@@ -209,6 +209,11 @@ def apply_chat_template(
     gives each list as a batch of one (shape ``(1, n)``), as transformers does; it has no effect
     with ``tokenize=False``.
 
+    ``messages`` may also be a list of conversations, as transformers takes a batch: the result
+    is then a list per conversation (texts, id lists, or a dict of such lists), and an error
+    names the conversation. ``return_tensors`` needs them of one length; pad others with
+    ``tok.pad``.
+
     The special-token strings in the template's own text become their special-token ids; text
     that came from ``messages`` or other caller data is encoded as ordinary text wherever it lands
     (see the module docstring), unless ``allow_special_in_content=True``. For an ordinary chat the
@@ -227,6 +232,18 @@ def apply_chat_template(
     """
     if return_assistant_tokens_mask and not (return_dict and tokenize):
         raise ChatTemplateError("return_assistant_tokens_mask=True needs return_dict=True and tokenize=True")
+    if _is_batch(messages):
+        options = dict(
+            template=template,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=tokenize,
+            return_dict=return_dict,
+            return_assistant_tokens_mask=return_assistant_tokens_mask,
+            allow_special_in_content=allow_special_in_content,
+            chat_template=chat_template,
+            **template_variables,
+        )
+        return _apply_to_batch(tokenizer, messages, options, return_tensors)
     if chat_template is not None:
         if template is not None:
             raise ChatTemplateError(
@@ -269,6 +286,45 @@ def apply_chat_template(
     return result
 
 
+def _is_batch(messages):
+    """A list of conversations rather than one, as transformers tells them apart: its first item
+    is itself a list of messages."""
+    return isinstance(messages, (list, tuple)) and bool(messages) and isinstance(messages[0], (list, tuple))
+
+
+def _apply_to_batch(tokenizer, conversations, options, return_tensors):
+    """``apply_chat_template`` on each conversation: a list per result (texts, id lists, or a dict
+    of lists), as transformers gives for a batch."""
+    results = []
+    for index, messages in enumerate(conversations):
+        if not isinstance(messages, (list, tuple)):
+            raise ChatTemplateError(
+                f"conversation {index} is a {type(messages).__name__}, not a list of messages; a batch "
+                "holds one list of messages per conversation"
+            )
+        try:
+            results.append(apply_chat_template(tokenizer, messages, **options))
+        except ChatTemplateError as error:
+            raise ChatTemplateError(f"conversation {index}: {error}") from None
+    if not options["tokenize"]:
+        return results
+    if options["return_dict"]:
+        keys = results[0].keys()
+        columns = {key: [result[key] for result in results] for key in keys}
+    else:
+        columns = {None: results}
+    if return_tensors is not None:
+        lengths = sorted({len(ids) for ids in next(iter(columns.values()))})
+        if len(lengths) > 1:
+            raise ChatTemplateError(
+                f"return_tensors={return_tensors!r} needs conversations of one length, and these have "
+                f"{lengths[0]} to {lengths[-1]} tokens; leave return_tensors out and pad the batch "
+                "with tok.pad(..., return_tensors=...)"
+            )
+        columns = {key: _as_tensor(value, return_tensors) for key, value in columns.items()}
+    return columns if options["return_dict"] else columns[None]
+
+
 def encode_conversations(tokenizer, conversations, *, template=None, max_length=None, **template_variables):
     """Supervised fine-tuning data: ``{"input_ids", "attention_mask", "labels"}``, one list per
     conversation, the labels being the ids on assistant tokens and -100 elsewhere (the value
@@ -300,6 +356,11 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
         )
     batch = {"input_ids": [], "attention_mask": [], "labels": []}
     for index, messages in enumerate(conversations):
+        if _is_batch(messages):
+            raise ChatTemplateError(
+                f"conversation {index} is a list of conversations, not of messages; pass every "
+                "conversation in one flat list"
+            )
         try:
             encoded = apply_chat_template(
                 tokenizer,

@@ -596,6 +596,22 @@ def test_a_transformers_call_runs_unchanged_with_chat_template(hf_pairs):
         ours.apply_chat_template(CHATS[1], template="llama3", chat_template=GENERATION_TEMPLATE)
 
 
+@pytest.mark.parametrize("tensors", [None, "pt"])
+def test_a_batch_of_conversations_gives_what_transformers_gives(hf_pairs, tensors):
+    if tensors == "pt":
+        pytest.importorskip("torch")
+    ours, hf = hf_pairs["llama3"]
+    batch = CHATS if tensors is None else [CHATS[1], CHATS[1]]
+    call = dict(chat_template=GENERATION_TEMPLATE, bos_token="<|begin_of_text|>", return_tensors=tensors)
+    texts = hf.apply_chat_template(batch, tokenize=False, **call)
+    assert ours.apply_chat_template(batch, tokenize=False, **call) == texts
+    ids = hf.apply_chat_template(batch, return_dict=False, **call)
+    assert_same_encoding({"ids": ours.apply_chat_template(batch, return_dict=False, **call)}, {"ids": ids})
+    theirs = hf.apply_chat_template(batch, return_dict=True, return_assistant_tokens_mask=True, **call)
+    mine = ours.apply_chat_template(batch, return_dict=True, return_assistant_tokens_mask=True, **call)
+    assert_same_encoding(mine, dict(theirs))
+
+
 def test_builtin_chatml_masks_match_transformers_on_the_trained_folder(hf_pairs):
     ours, hf = hf_pairs["trained"]
     messages = CHATS[0] + [{"role": "user", "content": "more"}, {"role": "assistant", "content": "ok"}]

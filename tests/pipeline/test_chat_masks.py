@@ -166,6 +166,8 @@ def test_encode_conversations_errors_name_the_conversation(tok):
     # The third conversation has a tool-call turn, which a built-in template cannot render.
     with pytest.raises(ChatTemplateError, match=r"^conversation 2: message 1 has content None.*custom template"):
         encode_conversations(tok, [CHAT, CHAT[:3], TOOL_CALL_CHAT], template="chatml")
+    with pytest.raises(ChatTemplateError, match="conversation 1 is a list of conversations"):
+        encode_conversations(tok, [CHAT, [CHAT, CHAT]], template="chatml")
 
 
 def test_a_dataset_row_or_a_long_bad_message_gets_a_short_error(tok):
@@ -176,3 +178,20 @@ def test_a_dataset_row_or_a_long_bad_message_gets_a_short_error(tok):
     with pytest.raises(ChatTemplateError, match="has no 'role'") as error:
         apply_chat_template(tok, [{"content": long_text}], template="chatml")
     assert len(str(error.value)) < 400
+
+
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_a_list_of_conversations_gives_one_result_per_conversation(tok, name):
+    batch = [CHAT, CHAT[:3]]
+    options = dict(template=name, return_dict=True, return_assistant_tokens_mask=True)
+    each = [apply_chat_template(tok, chat, **options) for chat in batch]
+    together = apply_chat_template(tok, batch, **options)
+    assert together == {key: [result[key] for result in each] for key in each[0]}
+    assert apply_chat_template(tok, batch, template=name) == [result["input_ids"] for result in each]
+    assert apply_chat_template(tok, batch, template=name, tokenize=False) == [render_chat(c, name) for c in batch]
+    same_length = apply_chat_template(tok, [CHAT, CHAT], template=name, return_tensors="np")
+    assert same_length.shape == (2, len(each[0]["input_ids"]))
+    with pytest.raises(ChatTemplateError, match="needs conversations of one length.*tok.pad"):
+        apply_chat_template(tok, batch, template=name, return_tensors="np")
+    with pytest.raises(ChatTemplateError, match="^conversation 1: message 1 has content None"):
+        apply_chat_template(tok, [CHAT, TOOL_CALL_CHAT], template=name)
