@@ -477,7 +477,7 @@ class DropInMixin:
         The ``attention_mask`` is padded with 0, or made when absent (unless
         ``return_attention_mask=False``, which leaves a given one as it is); ``token_type_ids``
         and ``special_tokens_mask`` are padded as HF pads them; other keys (``labels``...) come
-        back unchanged, as in HF. Numpy arrays or PyTorch tensors in give the same kind out,
+        back unchanged, as in HF (so for tensors pad ``labels`` first, with -100). Numpy arrays or PyTorch tensors in give the same kind out,
         unless ``return_tensors`` says otherwise. ``verbose`` is accepted for HF's signature.
 
         Example:
@@ -512,6 +512,8 @@ class DropInMixin:
                     _pad_row(row, len(full) - len(ids), fill, padding_side or self.padding_side)
                     for row, full, ids in zip(columns[key], padded, batch)
                 ]
+        if return_tensors is not None and not single:
+            _check_unpadded_columns(columns)
         return BatchEncoding(
             {key: _as_tensor(value[0] if single else value, return_tensors) for key, value in columns.items()}
         )
@@ -697,6 +699,22 @@ def _check_length(name, value, minimum=0):
     # a negative length would slice from the end, silently (transformers raises too)
     if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < minimum:
         raise UsageError(f"{name} must be an integer of at least {minimum}, not {value!r}")
+
+
+def _check_unpadded_columns(columns):
+    """A column ``pad`` leaves as it is (``labels``...) whose rows differ in length cannot be one
+    tensor; say which, since padding the ids did not help it."""
+    for key, rows in columns.items():
+        if key in ("input_ids", "attention_mask", *PADDED_COLUMNS):
+            continue
+        lengths = {len(row) for row in rows if isinstance(row, list)}
+        if len(lengths) > 1:
+            raise UsageError(
+                f"pad does not pad {key!r} (transformers' pad leaves it as it is too), and its rows "
+                f"have {min(lengths)} to {max(lengths)} items, so they cannot be one tensor; pad "
+                f"{key!r} to the length of the padded input_ids first (labels with -100, which the "
+                "loss ignores), or leave return_tensors out"
+            )
 
 
 def _check_side(name, side):

@@ -295,6 +295,21 @@ def test_pad_takes_what_transformers_pad_takes(hf_pairs, wiki_lines):
         assert_same_encoding(ours.pad(copy.deepcopy(form), pad_to_multiple_of=8), theirs)
 
 
+def test_pad_names_a_column_it_leaves_ragged(hf_pairs):
+    pytest.importorskip("torch")
+    ours, hf = hf_pairs["trained"]
+    batch = encode_conversations(ours, CHATS, template="chatml")
+    features = [dict(zip(batch, row)) for row in zip(*batch.values())]  # as a DataLoader hands them
+    with pytest.raises(ValueError, match="labels"):
+        hf.pad(copy.deepcopy(features), return_tensors="pt")
+    with pytest.raises(bytepair.errors.UsageError, match="pad does not pad 'labels'.*-100"):
+        ours.pad(copy.deepcopy(features), return_tensors="pt")
+    width = max(len(ids) for ids in batch["input_ids"])
+    for feature in features:
+        feature["labels"] = feature["labels"] + [-100] * (width - len(feature["labels"]))
+    assert_same_encoding(ours.pad(copy.deepcopy(features), return_tensors="pt"), hf.pad(features, return_tensors="pt"))
+
+
 @pytest.mark.parametrize("name", ["llama3", "gpt4o", "trained"])
 def test_tokenize_matches_transformers(hf_pairs, wiki_lines, name):
     ours, hf = hf_pairs[name]
