@@ -391,6 +391,8 @@ class DropInMixin:
         padding: bool | str = False,
         truncation: bool | str | None = None,
         max_length: int | None = None,
+        pad_to_multiple_of: int | None = None,
+        padding_side: str | None = None,
         return_tensors: str | None = None,
         return_attention_mask: bool = True,
         add_special_tokens: bool = True,
@@ -407,7 +409,8 @@ class DropInMixin:
 
         - ``padding``: ``False``/``"do_not_pad"``, ``True``/``"longest"`` (to the longest in the
           batch), ``"max_length"`` (to ``max_length``); pads with ``pad_token`` on
-          ``padding_side``.
+          ``padding_side`` (the argument, else ``tok.padding_side``), to a multiple of
+          ``pad_to_multiple_of`` when given.
         - ``truncation``: ``True``/``"longest_first"``/``"only_first"`` cuts each sequence to
           ``max_length`` (default ``model_max_length``) on ``truncation_side``. Left out, it is
           on when ``max_length`` is given without ``padding``, as in HF.
@@ -432,9 +435,20 @@ class DropInMixin:
         batch = self.encode_batch(texts, allowed_special=allowed, disallowed_special=(), num_threads=num_threads)
         if truncation is None:  # transformers truncates when given only a max_length
             truncation = max_length is not None and padding is False
+        if pad_to_multiple_of is not None:
+            _check_length("pad_to_multiple_of", pad_to_multiple_of, minimum=1)
+        truncating = truncation not in (False, None, "do_not_truncate")
+        if truncating and padding not in (False, None, "do_not_pad") and pad_to_multiple_of:
+            limit = max_length if max_length is not None else self.model_max_length
+            if limit is not None and limit % pad_to_multiple_of:
+                # padding up to the multiple would undo the cut, as transformers refuses too
+                raise UsageError(
+                    f"truncation to max_length={limit} and padding to a multiple of "
+                    f"pad_to_multiple_of={pad_to_multiple_of} disagree; make max_length a multiple of it"
+                )
         batch = self._truncated(batch, truncation, max_length)
         masks = [[1] * len(ids) for ids in batch]
-        batch, masks = self._padded(batch, masks, padding, max_length)
+        batch, masks = self._padded(batch, masks, padding, max_length, multiple=pad_to_multiple_of, side=padding_side)
         unwrap = single and return_tensors is None  # tensors keep the batch axis, as in HF
         result = {"input_ids": batch[0] if unwrap else batch}
         if return_attention_mask:

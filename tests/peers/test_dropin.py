@@ -223,6 +223,10 @@ def test_offsets_equal_hf_encoding_offsets(hf_pairs, name):
         {"padding": "max_length", "truncation": True, "max_length": 24, "return_tensors": "np"},
         {"padding": True, "return_tensors": "pt"},
         {"max_length": 5},
+        {"padding": True, "pad_to_multiple_of": 8, "padding_side": "left", "return_tensors": "pt"},
+        {"padding": "max_length", "max_length": 20, "pad_to_multiple_of": 8},
+        {"padding": True, "truncation": True, "max_length": 16, "pad_to_multiple_of": 8},
+        {"pad_to_multiple_of": 8},
     ],
 )
 def test_batch_call_matches_transformers(hf_pairs, name, options):
@@ -240,6 +244,17 @@ def test_batch_call_matches_transformers(hf_pairs, name, options):
     assert ours("one text")["input_ids"] == hf("one text")["input_ids"]
     if options.get("return_tensors"):  # one text comes back as a batch of one
         assert_same_encoding(ours("one text", **options), hf("one text", **options))
+
+
+def test_truncating_to_a_length_padding_would_round_up_is_refused_as_in_transformers(hf_pairs):
+    ours, hf = hf_pairs["trained"]
+    options = {"padding": True, "truncation": True, "max_length": 10, "pad_to_multiple_of": 8}
+    with pytest.raises(ValueError, match="multiple of pad_to_multiple_of"):
+        hf(TEXTS, **options)
+    with pytest.raises(bytepair.errors.UsageError, match="make max_length a multiple of it"):
+        ours(TEXTS, **options)
+    with pytest.raises(bytepair.errors.UsageError, match="pad_to_multiple_of must be an integer of at least 1"):
+        ours(TEXTS, **{**options, "pad_to_multiple_of": -8})
 
 
 @pytest.mark.parametrize("name", ["llama3", "trained"])
