@@ -66,7 +66,7 @@ import jinja2.nodes
 import jinja2.utils
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from .dropin import _as_tensor
+from .dropin import BatchEncoding, _as_tensor
 from .errors import ChatTemplateError
 from .normalize import normalize
 from .special import special_token_list, split_on_special
@@ -202,10 +202,11 @@ def apply_chat_template(
     transformers' name, so ported calls work unchanged; give one of the two. The tokenizer's ``bos_token``, ``eos_token``,
     ``pad_token`` and ``unk_token`` are template variables unless given here.
 
-    ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}``, as
-    transformers does; with ``return_assistant_tokens_mask=True`` also ``"assistant_masks"``:
-    1 on every token that overlaps text the template produced inside ``{% generation %}...
-    {% endgeneration %}`` (transformers' rule), 0 elsewhere. ``return_tensors="pt"`` or ``"np"``
+    ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}`` (a
+    ``BatchEncoding``: keys also as attributes, ``.to(device)``), as transformers does; with
+    ``return_assistant_tokens_mask=True`` also ``"assistant_masks"``: 1 on every token that
+    overlaps text the template produced inside ``{% generation %}...{% endgeneration %}``
+    (transformers' rule), 0 elsewhere. ``return_tensors="pt"`` or ``"np"``
     gives each list as a batch of one (shape ``(1, n)``), as transformers does; it has no effect
     with ``tokenize=False``.
 
@@ -283,7 +284,8 @@ def apply_chat_template(
         result["assistant_masks"] = _assistant_mask(tokenizer, ids, text, spans)
     if return_tensors is not None:
         result = {key: _as_tensor([value], return_tensors) for key, value in result.items()}
-    return result
+    # transformers' BatchEncoding: `.to(device)` and `.input_ids` are what ported code calls next
+    return BatchEncoding(result)
 
 
 def _is_batch(messages):
@@ -322,7 +324,7 @@ def _apply_to_batch(tokenizer, conversations, options, return_tensors):
                 "with tok.pad(..., return_tensors=...)"
             )
         columns = {key: _as_tensor(value, return_tensors) for key, value in columns.items()}
-    return columns if options["return_dict"] else columns[None]
+    return BatchEncoding(columns) if options["return_dict"] else columns[None]
 
 
 def encode_conversations(tokenizer, conversations, *, template=None, max_length=None, **template_variables):

@@ -93,6 +93,10 @@ def test_return_tensors_gives_a_batch_of_one_as_transformers_does(tok, kind):
         tok, CHAT, template="chatml", return_dict=True, return_assistant_tokens_mask=True, return_tensors=kind
     )
     assert {key: value.tolist() for key, value in tensors.items()} == {key: [value] for key, value in lists.items()}
+    # What ported code does next with transformers' BatchEncoding: attributes, and .to(device).
+    assert tensors.input_ids.tolist() == [ids] and lists.assistant_masks == lists["assistant_masks"]
+    if kind == "pt":
+        assert tensors.to("cpu")["input_ids"].tolist() == [ids]
     assert apply_chat_template(tok, CHAT, template="chatml", tokenize=False, return_tensors=kind) == render_chat(
         CHAT, "chatml"
     )
