@@ -13,6 +13,7 @@ match the README: a line they name that is gone fails the test, as does a stale 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -89,6 +90,9 @@ def make_scratch(folder: Path):
     documents.mkdir()
     for index in range(4):
         (documents / f"part{index}.txt").write_text(train[index * 50_000 : (index + 1) * 50_000], encoding="utf-8")
+    # a .txt file is one document: enough documents besides them that --val-fraction 0.005 draws one
+    lines = [json.dumps({"text": line}) + "\n" for line in valid.splitlines() if line.strip()]
+    (documents / "lines.jsonl").write_text("".join(lines), encoding="utf-8")
     udhr = folder / "udhr"
     udhr.mkdir()
     for language in ("eng", "fra", "rus", "cmn_hans", "arb", "hin"):

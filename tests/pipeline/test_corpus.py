@@ -23,7 +23,7 @@ from bytepair.cli import main
 from bytepair.datasets import split_articles
 from bytepair.datasets.corpus import SplitChooser, encode_corpus
 from bytepair.datasets.shards import open_shards
-from bytepair.errors import DocumentError, PreparedDataError, UsageError
+from bytepair.errors import DatasetError, DocumentError, PreparedDataError, UsageError
 from datafiles import data_dir, package_env
 
 DATA = data_dir()
@@ -424,6 +424,50 @@ def test_a_bad_document_met_while_counting_for_val_documents_leaves_nothing(toke
     with pytest.raises(DocumentError, match="line 2"):
         encode_corpus([tmp_path / "c.jsonl"], tokenizer, tmp_path / "out", val_documents=1, **quiet())
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("files", "options", "message"),
+    [
+        ({"e.jsonl": b""}, {}, r"no documents to encode in .*e\.jsonl: none found"),
+        ({"e.txt": b"", "e.jsonl": b'{"text": ""}\n\n'}, {}, r"e\.txt, .*e\.jsonl: 2 empty document\(s\) dropped"),
+        ({"b.jsonl": b'{"body": "x"}\n'}, {"skip_bad": True}, r"1 missing field; is --text-field 'text' the right"),
+        ({"c.jsonl": b'{"text": "a"}\n{"text": "b"}\n'}, {"val_documents": 2}, r"the train split got none of the 2"),
+        (
+            {"c.jsonl": b'{"text": "a"}\n'},
+            {"val_fraction": 0.01},
+            r"the val split got none of the 1 .*--val-documents N",
+        ),
+    ],
+)
+def test_no_documents_for_a_split_is_an_error_that_writes_nothing(tokenizer, tmp_path, files, options, message):
+    # an empty train.bin or val.bin would only fail later, inside the training loop
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    inputs = [tmp_path / name for name in files]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    with pytest.raises(DatasetError, match=message):
+        encode_corpus(inputs, tokenizer, tmp_path / "out", shard_tokens=1, **quiet(**options))
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    # an earlier output stays as it was
+    write_jsonl(tmp_path / "good.jsonl", ["kept"])
+    encode_corpus([tmp_path / "good.jsonl"], tokenizer, tmp_path / "out", **quiet())
+    with pytest.raises(DatasetError, match=message):
+        encode_corpus(inputs, tokenizer, tmp_path / "out", shard_tokens=1, **quiet(**options))
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), tokenizer.special_tokens["<|endoftext|>"]) == ["kept"]
+
+
+def test_cli_empty_input_is_an_error_naming_it(tokenizer, tmp_path, capsys):
+    (tmp_path / "e.jsonl").write_bytes(b"")
+    tokenizer.save(tmp_path / "tok.json")
+    command = ["encode-corpus", str(tmp_path / "e.jsonl"), "-t", str(tmp_path / "tok.json"), "-o", str(tmp_path / "o")]
+    assert main(command) == 2
+    captured = capsys.readouterr()
+    assert captured.err == (
+        f"error: no documents to encode in {tmp_path / 'e.jsonl'}: none found; give inputs that hold text "
+        "(nothing was written)\n"
+    )
+    assert captured.out == "" and not (tmp_path / "o").exists()
 
 
 def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):

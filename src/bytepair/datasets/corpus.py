@@ -41,7 +41,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bytepair.errors import BadDocumentError, DocumentError, PreparedDataError, UsageError, own_cause
+from bytepair.errors import BadDocumentError, DatasetError, DocumentError, PreparedDataError, UsageError, own_cause
 from bytepair.normalize import normalize
 
 from .._io import progress_shown, write_text_atomic
@@ -119,6 +119,7 @@ def encode_corpus(
       stopping at the first.
 
     Raises ``UsageError`` for bad options, ``DocumentError`` for a bad document (file and line),
+    ``DatasetError`` when the inputs hold no document or a split gets none (nothing is written),
     ``MissingDependencyError`` when an input needs pyarrow or zstandard.
     """
     return run_encoding(
@@ -239,6 +240,10 @@ def run_encoding(
             if log is not None and line is not None:
                 log(line)
             raise
+        empty = [split for split, writer in writers.items() if writer.documents_done == 0]
+        if empty:  # an empty train.bin (or val.bin) only fails later, in the training loop
+            remove_stale(out)  # nothing to resume: the same command finds no documents again
+            raise DatasetError(_nothing_for(empty[0], pipeline, sources, options))
         meta = _meta(name, fingerprint, tokenizer, dtype, eot_token, eot_id, writers, pipeline, sources, options)
         text = json.dumps(meta, indent=2, ensure_ascii=False) + "\n"
         write_text_atomic(partial / "meta.json", text)
@@ -470,6 +475,38 @@ def _kept_after(error, kept, partial):
             "to go on past bad documents from there, or fix the input and run again without --resume to start over"
         )
     return f"{kept} complete shard(s) kept in {partial}; once the cause is fixed, run the same command with --resume to continue"
+
+
+def _nothing_for(split, pipeline, sources, options):
+    """Why ``split`` got no document (or the inputs hold none), and what to change: one sentence."""
+    if pipeline.documents == 0:
+        names = [s.path if s.path != "-" else "standard input" for s in sources]
+        shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more input(s)" if len(names) > 3 else "")
+        stats, found = pipeline.stats, []
+        if stats.empty:
+            found.append(f"{stats.empty:,} empty document(s) dropped")
+        if stats.skipped:
+            reasons = ", ".join(f"{count:,} {reason}" for reason, count in sorted(stats.skipped.items()))
+            if "missing field" in stats.skipped:
+                reasons += f"; is --text-field {options['text_field']!r} the right field?"
+            found.append(f"{sum(stats.skipped.values()):,} bad document(s) skipped ({reasons})")
+        return (
+            f"no documents to encode in {shown}: {', '.join(found) or 'none found'}; "
+            "give inputs that hold text (nothing was written)"
+        )
+    how = (
+        f"--val-fraction {options['val_fraction']}"
+        if options["val_fraction"] is not None
+        else f"--val-documents {options['val_documents']}"
+    )
+    fix = (
+        "a larger --val-fraction, or --val-documents N for exactly N validation documents"
+        if split == "val"
+        else "a smaller --val-fraction or --val-documents"
+    )
+    return (
+        f"the {split} split got none of the {pipeline.documents:,} documents ({how}); give {fix} (nothing was written)"
+    )
 
 
 class SplitChooser:
