@@ -59,14 +59,16 @@ def main(argv=None):
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + 13
     except (BytepairError, OSError) as error:
-        print(f"error: {error}", file=sys.stderr)
+        print(f"error: {error}", *getattr(error, "__notes__", ()), sep="\n", file=sys.stderr)
         return 2
     except KeyboardInterrupt as error:
-        if error.args == ("terminated",):  # the exit status a shell gives a process SIGTERM ended
-            print("terminated", file=sys.stderr)
-            return 128 + 15
-        print("interrupted", file=sys.stderr)
-        return 128 + 2
+        # one line, what was kept after the word (encode-corpus: the shards to resume from)
+        terminated = error.args == ("terminated",)
+        print(
+            ": ".join(["terminated" if terminated else "interrupted", *getattr(error, "__notes__", ())]),
+            file=sys.stderr,
+        )
+        return 128 + 15 if terminated else 128 + 2  # the exit status a shell gives a process the signal ended
     except MemoryError:
         # subtle: the files read are size-capped, so this is a real shortage, not a bad file.
         print("error: out of memory; give a smaller input (e.g. --max-chars) or free memory", file=sys.stderr)

@@ -7,6 +7,7 @@ folder is present) so that most tests run in seconds; the real-data tests are ma
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import signal
 import subprocess
@@ -411,11 +412,10 @@ def test_a_file_that_breaks_after_shards_were_kept_says_to_start_over(tokenizer,
     corpus, _ = _big_corpus(tmp_path, 6000)
     data = gzip.compress(b'{"text": "x"}\n' * 1000)
     (tmp_path / "z.jsonl.gz").write_bytes(data[: len(data) // 2])
-    lines = []
-    options = dict(shard_tokens=500, chunk_bytes=4000, progress=False, log=lines.append)
-    with pytest.raises(DocumentError, match="cannot decompress"):
+    options = dict(shard_tokens=500, chunk_bytes=4000, progress=False, log=None)
+    with pytest.raises(DocumentError, match="cannot decompress") as raised:
         encode_corpus([corpus, tmp_path / "z.jsonl.gz"], tokenizer, tmp_path / "out", **options)
-    (line,) = lines
+    (line,) = raised.value.__notes__
     assert line.endswith("fix the input and run again without --resume to start over") and "--skip-bad" not in line
 
 
@@ -617,18 +617,72 @@ def test_interrupted_run_leaves_no_complete_looking_shard_and_resume_is_byte_ide
     assert corpus_module.SPLITS == ("train", "val")
 
 
+def test_an_interrupted_run_ends_with_one_line_saying_what_to_resume(tokenizer, tmp_path, capsys, monkeypatch):
+    import bytepair.datasets.corpus as corpus_module
+
+    corpus, _ = _big_corpus(tmp_path, 3000)
+    tokenizer.save(tmp_path / "tok.json")
+    original, calls = corpus_module.encode_documents, [0]
+
+    def interrupting(*args, **kwargs):
+        calls[0] += 1
+        if calls[0] == 4:
+            raise KeyboardInterrupt
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(corpus_module, "encode_documents", interrupting)
+    monkeypatch.setattr(corpus_module, "FIRST_CHUNK_BYTES", 4000)  # chunks of 4, 8, 16 KB before the fourth
+    out = tmp_path / "out"
+    command = ["encode-corpus", str(corpus), "-t", str(tmp_path / "tok.json"), "-o", str(out), "--quiet"]
+    assert main([*command, "--shard-tokens", "2000"]) == 128 + 2
+    kept = len(list((tmp_path / ".out.partial").glob("*.bin")))
+    assert kept, "some shards were complete before the interruption"
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        f"interrupted: {kept} complete shard(s) kept in {tmp_path / '.out.partial'}; run the same command with "
+        "--resume (resume=True) to continue\n"
+    )
+    # one file per split: nothing is complete before the end, so nothing is kept or offered
+    calls[0] = 0
+    command[command.index(str(out))] = str(tmp_path / "whole")
+    assert main(command) == 128 + 2
+    assert capsys.readouterr().err == "interrupted\n"
+    assert not (tmp_path / "whole").exists() and not (tmp_path / ".whole.partial").exists()
+    # standard input is read once: its shards cannot be resumed from, so none are offered
+    calls[0] = 0
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(corpus.read_bytes()))))
+    command[command.index(str(corpus))] = "-"
+    assert main([*command, "--shard-tokens", "2000"]) == 128 + 2
+    assert capsys.readouterr().err == "interrupted\n"
+    assert not (tmp_path / ".whole.partial").exists()
+
+
+def _interrupted_at_the_second_chunk(encode_documents):
+    calls = []
+
+    def interrupting(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return encode_documents(*args, **kwargs)
+
+    return interrupting
+
+
 @pytest.mark.slow
 def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     corpus, _ = _big_corpus(tmp_path, 300)
     import bytepair.datasets.corpus as corpus_module
 
     original = corpus_module.encode_documents
-    corpus_module.encode_documents = lambda *args, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    corpus_module.encode_documents = _interrupted_at_the_second_chunk(original)
     try:
         with pytest.raises(KeyboardInterrupt):
-            encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, **quiet())
+            encode_corpus([corpus], tokenizer, tmp_path / "out", chunk_bytes=2000, shard_tokens=100, **quiet())
     finally:
         corpus_module.encode_documents = original
+    assert list((tmp_path / ".out.partial").glob("*.bin")), "the first chunk's shards are kept"
     with pytest.raises(UsageError, match="options differ"):
         encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, resume=True, **quiet())
     meta = encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=200, **quiet())  # starts over
@@ -644,12 +698,13 @@ def test_a_run_stopped_by_a_bad_document_resumes_with_skip_bad(tokenizer, tmp_pa
     options = {"shard_tokens": 2000, "val_fraction": 0.1, "seed": 3, "chunk_bytes": 4000}
     reference = encode_corpus([corpus], tokenizer, tmp_path / "ref", skip_bad=True, **quiet(**options))
     lines = []
-    with pytest.raises(DocumentError, match="line 3001"):
+    with pytest.raises(DocumentError, match="line 3001") as raised:
         encode_corpus([corpus], tokenizer, tmp_path / "out", progress=False, log=lines.append, **options)
     partial = tmp_path / ".out.partial"
     kept = sorted(partial.glob("*.bin"))
     assert kept, "shards were complete before the bad line"
-    assert lines == [
+    assert lines == []
+    assert raised.value.__notes__ == [
         f"{len(kept)} complete shard(s) kept in {partial}: add --resume --skip-bad (resume=True, skip_bad=True) "
         "to go on past bad documents from there, or fix the input and run again without --resume to start over"
     ]
@@ -669,12 +724,15 @@ def test_a_run_that_skipped_bad_documents_is_not_resumed_without_skip_bad(tokeni
     import bytepair.datasets.corpus as corpus_module
 
     original = corpus_module.encode_documents
-    corpus_module.encode_documents = lambda *args, **kw: (_ for _ in ()).throw(KeyboardInterrupt)
+    corpus_module.encode_documents = _interrupted_at_the_second_chunk(original)
     try:
         with pytest.raises(KeyboardInterrupt):
-            encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, skip_bad=True, **quiet())
+            encode_corpus(
+                [corpus], tokenizer, tmp_path / "out", chunk_bytes=2000, shard_tokens=100, skip_bad=True, **quiet()
+            )
     finally:
         corpus_module.encode_documents = original
+    assert list((tmp_path / ".out.partial").glob("*.bin")), "the first chunk's shards are kept"
     # its shards may lack documents it skipped, which a run without skip_bad would not count
     with pytest.raises(UsageError, match="options differ"):
         encode_corpus([corpus], tokenizer, tmp_path / "out", shard_tokens=100, resume=True, **quiet())

@@ -442,9 +442,7 @@ def _run_encode_corpus(args):
         **options,
         progress=False if args.quiet else None,
         log=lambda line: (
-            print(line, file=sys.stderr)
-            if line.startswith(("resuming", "removing", "nothing", "interrupted"))
-            else print(line)
+            print(line, file=sys.stderr) if line.startswith(("resuming", "removing", "nothing")) else print(line)
         ),
     )
     return 0

@@ -234,11 +234,12 @@ def run_encoding(
             for writer in writers.values():
                 writer.discard()
             kept = sum(len(w.shards) for w in writers.values())
-            if kept == 0 and not isinstance(error, KeyboardInterrupt):
-                remove_stale(out)  # nothing to resume from
-            line = _kept_after(error, kept, partial)
-            if log is not None and line is not None:
-                log(line)
+            if kept == 0 or any(s.path == "-" for s in sources):
+                remove_stale(out)  # nothing to resume from (standard input is not read twice)
+            else:
+                # a note, not a log line: it comes after the error it follows from (the CLI
+                # prints it on the error's line or the next; a traceback shows it last)
+                (own_cause(error) or error).add_note(_kept_after(error, kept, partial))
             raise
         empty = [split for split, writer in writers.items() if writer.documents_done == 0]
         if empty:  # an empty train.bin (or val.bin) only fails later, in the training loop
@@ -457,14 +458,11 @@ def _resumable_as(before):
 
 
 def _kept_after(error, kept, partial):
-    """What a failed run leaves in ``partial`` and how to go on from it: one line, or None when
-    it kept nothing."""
+    """What a failed run that kept shards leaves in ``partial`` and how to go on from it: one line."""
     if isinstance(error, KeyboardInterrupt):
         return (
-            f"interrupted: {kept} complete shard(s) kept in {partial}; run the same command with --resume to continue"
+            f"{kept} complete shard(s) kept in {partial}; run the same command with --resume (resume=True) to continue"
         )
-    if kept == 0:
-        return None
     cause = own_cause(error)  # a worker's comes wrapped (Ray)
     if isinstance(cause, DocumentError) and not isinstance(cause, BadDocumentError):
         # a file that does not decompress or parse: fixing it changes the inputs, which --resume refuses
