@@ -355,6 +355,26 @@ def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
         encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
 
 
+def test_zstd_inputs_read_every_frame_and_a_cut_one_is_named(tokenizer, tmp_path):
+    zstandard = pytest.importorskip("zstandard")
+    docs = [f"document {n} of the zstd corpus" for n in range(3000)]
+    data = "".join(json.dumps({"text": d}) + "\n" for d in docs).encode()
+    half = data.index(b"\n", len(data) // 2) + 1
+    # two frames, as pzstd or `cat a.zst b.zst` write them
+    frames = [zstandard.ZstdCompressor().compress(part) for part in (data[:half], data[half:])]
+    (tmp_path / "c.jsonl.zst").write_bytes(b"".join(frames))
+    meta = encode_corpus([tmp_path / "c.jsonl.zst"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == docs
+    # a download stopped half-way: an error, not a shorter corpus
+    whole = zstandard.ZstdCompressor().compress(data)
+    (tmp_path / "cut.jsonl.zst").write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(DocumentError, match=r"cut\.jsonl\.zst: cannot decompress it .*is the file complete\?"):
+        encode_corpus([tmp_path / "cut.jsonl.zst"], tokenizer, tmp_path / "out2", **quiet())
+    (tmp_path / "cut.txt.zst").write_bytes(frames[0] + frames[1][:-4])
+    with pytest.raises(DocumentError, match=r"cut\.txt\.zst: cannot decompress it"):
+        encode_corpus([tmp_path / "cut.txt.zst"], tokenizer, tmp_path / "out2", **quiet())
+
+
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
 def test_an_input_that_fails_to_read_is_named(tokenizer, tmp_path):
     # /proc/self/mem opens but fails to read at offset 0 (EIO): a disk error, or a file replaced

@@ -521,6 +521,47 @@ def _short(value):
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
+class _ZstdFrames(io.RawIOBase):
+    """A ``.zst`` stream decompressed frame after frame (``zstd`` writes one, ``pzstd`` and
+    ``cat a.zst b.zst`` several); ``EOFError`` when it ends inside a frame.
+
+    zstandard's ``stream_reader`` reads a cut file as a shorter one without a word, so a
+    download stopped half-way would lose the rest of a corpus in silence.
+    """
+
+    def __init__(self, raw, zstandard):
+        self._raw, self._new_frame = raw, zstandard.ZstdDecompressor().decompressobj
+        self._frame, self._out, self._at = None, b"", 0
+
+    def readable(self):
+        return True
+
+    def readinto(self, buffer):
+        while self._at == len(self._out):
+            if not self._decompress_more():
+                return 0
+        count = min(len(buffer), len(self._out) - self._at)
+        buffer[:count] = memoryview(self._out)[self._at : self._at + count]
+        self._at += count
+        return count
+
+    def _decompress_more(self):
+        # 64 KB in at a time: what one call gives back grows with the compression ratio
+        data = self._raw.read(1 << 16)
+        if not data:
+            if self._frame is not None and not self._frame.eof:
+                raise EOFError("Compressed file ended before the end of its last frame")
+            return False
+        out = []
+        while data:
+            if self._frame is None or self._frame.eof:
+                self._frame = self._new_frame()
+            out.append(self._frame.decompress(data))
+            data = self._frame.unused_data if self._frame.eof else b""
+        self._out, self._at = b"".join(out), 0
+        return True
+
+
 class _Opened:
     """``with _Opened(source) as (binary, format)``: a buffered binary stream, decompressed."""
 
@@ -546,7 +587,7 @@ class _Opened:
                 raise MissingDependencyError("reading .zst files needs the zstandard package: pip install zstandard")
             import zstandard
 
-            raw = zstandard.ZstdDecompressor().stream_reader(raw)
+            raw = _ZstdFrames(raw, zstandard)
             self.closing.append(raw)
         binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=READ_BUFFER)
         fmt = source.format
