@@ -355,6 +355,23 @@ def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
         encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
 
 
+def test_byte_order_marks(tokenizer, tmp_path, monkeypatch):
+    bom = "\ufeff".encode()
+    # UTF-8's before JSON (Windows tools write it): JSON all the same, the mark in no document
+    (tmp_path / "array.json").write_bytes(bom + json.dumps([{"text": "one"}, {"text": "two"}]).encode())
+    meta = encode_corpus([tmp_path / "array.json"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == ["one", "two"]
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(io.BytesIO(bom + b'{"text": "x"}\n'))))
+    meta = encode_corpus(["-"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == ["x"]
+    # UTF-16 or UTF-32: one error for the file (not a bad document per line), naming the encoding
+    for name, encoding in (("u.txt", "utf-16"), ("u.jsonl", "utf-16"), ("u32.txt", "utf-32")):
+        (tmp_path / name).write_text('{"text": "x"}\n', encoding=encoding)
+        label = encoding.upper()
+        with pytest.raises(DocumentError, match=f"{name}: {label} text .*convert it, e.g. iconv -f {label} -t UTF-8"):
+            encode_corpus([tmp_path / name], tokenizer, tmp_path / "bad", skip_bad=True, **quiet())
+
+
 def test_zstd_inputs_read_every_frame_and_a_cut_one_is_named(tokenizer, tmp_path):
     zstandard = pytest.importorskip("zstandard")
     docs = [f"document {n} of the zstd corpus" for n in range(3000)]

@@ -17,7 +17,8 @@ Formats, by file name (compression suffix ``.gz`` or ``.zst`` first)::
 
 A bad document (invalid UTF-8, bad JSON, a missing or non-string field) raises
 ``DocumentError`` naming the file and the line (or row); with ``skip_bad`` it is counted in
-``ReadStats`` and skipped instead. Empty documents are dropped and counted.
+``ReadStats`` and skipped instead. Empty documents are dropped and counted. A file that starts
+with a UTF-16 or UTF-32 byte-order mark raises ``DocumentError`` for the whole file.
 
 Example:
     >>> [source] = find_inputs(["corpus.jsonl"])                      # doctest: +SKIP
@@ -27,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import glob
 import gzip
 import importlib.util
@@ -50,6 +52,14 @@ COMPRESSIONS = {".gz": "gzip", ".zst": "zstd"}
 SPLIT_WINDOW = 1 << 22
 SPLIT_MARGIN = 1 << 16
 PARQUET_BATCH_ROWS = 1024
+# The byte-order marks of encodings that inputs are not in (UTF-32 first: its little-endian
+# mark starts with UTF-16's). A UTF-8 one is text like any other, except before JSON.
+OTHER_ENCODING_MARKS = (
+    (codecs.BOM_UTF32_LE, "UTF-32"),
+    (codecs.BOM_UTF32_BE, "UTF-32"),
+    (codecs.BOM_UTF16_LE, "UTF-16"),
+    (codecs.BOM_UTF16_BE, "UTF-16"),
+)
 # Bytes per read of a file: the default 8 KB makes every longer JSON line a join of reads
 # (measured: 20 ms against 6 ms to iterate the lines of 20 MB of WikiText-2 articles).
 READ_BUFFER = 1 << 20
@@ -403,7 +413,7 @@ class _Reader:
 
     def _json(self, binary):
         head = binary.peek(64)[:64] if hasattr(binary, "peek") else b""
-        if head.lstrip()[:1] != b"[":
+        if head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] != b"[":  # json.loads skips the mark too
             yield from self._json_lines(binary)
             return
         data = binary.read()
@@ -590,10 +600,18 @@ class _Opened:
             raw = _ZstdFrames(raw, zstandard)
             self.closing.append(raw)
         binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=READ_BUFFER)
+        head = binary.peek(256)[:256]
+        for mark, encoding in OTHER_ENCODING_MARKS:
+            if head.startswith(mark):  # said once for the file, not as every line's bad UTF-8
+                self.__exit__()
+                name = "standard input" if source.path == "-" else source.path
+                raise DocumentError(
+                    f"{name}: {encoding} text (it starts with a {encoding} byte-order mark), and inputs are "
+                    f"UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8"
+                )
         fmt = source.format
         if fmt == "auto":
-            start = binary.peek(256)[:256].lstrip()
-            fmt = "jsonl" if start[:1] == b"{" else "txt"
+            fmt = "jsonl" if head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{" else "txt"
         return binary, fmt
 
     def __exit__(self, *exc_info):
