@@ -294,8 +294,12 @@ def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monke
     [
         (b'{"text": "ok"', "line 2: not valid JSON"),
         (b'{"body": "x"}', "line 2: no field 'text'"),
-        (b'{"text": 42}', "line 2: field 'text' is int 42"),
-        (b'["text"]', "line 2: a JSON list"),
+        (b'{"text": 42}', "line 2: field 'text' is a JSON number 42, not a string"),
+        (b'{"text": null}', "line 2: field 'text' is null;"),
+        (b'{"text": ["a", "b"]}', 'line 2: field \'text\' is a JSON array \\["a", "b"\\], not a string'),
+        (b'{"text": {"body": "x"}}', "line 2: field 'text' is a JSON object"),
+        (b'{"text": true}', "line 2: field 'text' is a JSON boolean true"),
+        (b'["text"]', "line 2: a JSON array, not an object"),
         (b'{"text": "\xff\xfe"}', "line 2: not UTF-8"),
         (b'{"text": "\\ud800"}', "line 2: a lone surrogate"),
     ],
@@ -513,7 +517,7 @@ def test_cli_errors_are_one_line(tokenizer, tmp_path, capsys):
     artifact = tmp_path / "tok.json"
     tokenizer.save(artifact)
     assert main(["encode-corpus", str(path), "-t", str(artifact), "-o", str(tmp_path / "out"), "--quiet"]) == 2
-    assert capsys.readouterr().err.startswith(f"error: {path}, line 1: field 'text' is int 1")
+    assert capsys.readouterr().err.startswith(f"error: {path}, line 1: field 'text' is a JSON number 1, not a string")
     assert (
         main(["encode-corpus", str(tmp_path / "missing.jsonl"), "-t", str(artifact), "-o", str(tmp_path / "out")]) == 2
     )

@@ -434,9 +434,7 @@ class _Reader:
     def _field(self, record, where):
         """``(text, size)`` of the record's text field, or None when it is bad (and skipped)."""
         if not isinstance(record, dict):
-            self.bad(
-                where, f"a JSON {type(record).__name__}, not an object with a {self.field!r} field", "not an object"
-            )
+            self.bad(where, f"a JSON {_json_type(record)}, not an object with a {self.field!r} field", "not an object")
             return None
         if self.field not in record:
             self.bad(
@@ -446,10 +444,12 @@ class _Reader:
             )
             return None
         text = record[self.field]
+        if text is None:  # as a null in a Parquet column
+            self.bad(where, f"field {self.field!r} is null", "null")
+            return None
         if not isinstance(text, str):
-            self.bad(
-                where, f"field {self.field!r} is {type(text).__name__} {_short(text)}, not a string", "not a string"
-            )
+            shown = _short(json.dumps(text, ensure_ascii=False))  # as the file spells it
+            self.bad(where, f"field {self.field!r} is a JSON {_json_type(text)} {shown}, not a string", "not a string")
             return None
         return self.accepted(_no_surrogates(text, self, where), where)
 
@@ -526,8 +526,14 @@ def _sized(text):
     return text, len(text) if text.isascii() else len(text.encode("utf-8"))
 
 
-def _short(value):
-    shown = repr(value)
+def _json_type(value):
+    """What JSON calls the type of a value ``json.loads`` gave."""
+    if isinstance(value, bool):
+        return "boolean"
+    return {dict: "object", list: "array", str: "string"}.get(type(value), "number")
+
+
+def _short(shown):
     return shown if len(shown) <= 40 else shown[:37] + "..."
 
 
