@@ -300,7 +300,7 @@ def test_parquet_without_pyarrow_says_what_to_install(tokenizer, tmp_path, monke
         (b'{"text": {"body": "x"}}', "line 2: field 'text' is a JSON object"),
         (b'{"text": true}', "line 2: field 'text' is a JSON boolean true"),
         (b'["text"]', "line 2: a JSON array, not an object"),
-        (b'{"text": "\xff\xfe"}', "line 2: not UTF-8"),
+        (b'{"text": "\xff\xfe"}', "line 2: not UTF-8 \\(byte b'\\\\xff' at offset 31\\)"),
         (b'{"text": "\\ud800"}', "line 2: a lone surrogate"),
     ],
 )
@@ -351,7 +351,7 @@ def test_allowed_special_strings_and_byte_fallback_need_no_alphabet(char_tokeniz
 
 def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
     (tmp_path / "bad.txt").write_bytes(b"line one\nline \xff two\n")
-    with pytest.raises(DocumentError, match="bad.txt, line 2: not UTF-8"):
+    with pytest.raises(DocumentError, match=r"bad.txt, line 2: not UTF-8 \(byte b'\\xff' at offset 14\)"):
         encode_corpus([tmp_path / "bad.txt"], tokenizer, tmp_path / "out", **quiet())
     data = gzip.compress(b'{"text": "x"}\n' * 1000)
     (tmp_path / "cut.jsonl.gz").write_bytes(data[: len(data) // 2])

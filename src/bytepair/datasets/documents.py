@@ -318,19 +318,20 @@ class _Reader:
     def _text(self, binary):
         if self.split_on is None:
             data = binary.read()
-            text = self._decoded(data, "the file")
+            text = self._decoded(data)
             sized = self.accepted(None if text is None else (text, len(data)), "the file")
             if sized is not None:
                 yield sized
             return
         yield from self._split_stream(binary)
 
-    def _decoded(self, data, where, offset=0):
+    def _decoded(self, data):
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError as error:
-            line = data[: error.start].count(b"\n") + 1 + offset
-            self.bad(f"line {line}", f"not UTF-8 (byte {data[error.start : error.start + 1]!r})", "invalid UTF-8")
+            line = data[: error.start].count(b"\n") + 1
+            byte = data[error.start : error.start + 1]
+            self.bad(f"line {line}", f"not UTF-8 (byte {byte!r} at offset {error.start})", "invalid UTF-8")
             return None
 
     def _split_stream(self, binary):
@@ -395,13 +396,18 @@ class _Reader:
     # -- JSON
 
     def _json_lines(self, binary):
+        offset = 0  # of the line in the file (decompressed), for the byte that is not UTF-8
         for number, line in enumerate(binary, 1):
+            start, offset = offset, offset + len(line)
             if line.isspace():  # not line.strip(): that copies every line
                 continue
             try:
                 record = json.loads(line)
-            except UnicodeDecodeError:
-                self.bad(f"line {number}", "not UTF-8", "invalid UTF-8")
+            except UnicodeDecodeError as error:
+                byte = line[error.start : error.start + 1]
+                self.bad(
+                    f"line {number}", f"not UTF-8 (byte {byte!r} at offset {start + error.start})", "invalid UTF-8"
+                )
                 continue
             except (ValueError, RecursionError) as error:
                 problem = f"not valid JSON ({error})" if isinstance(error, ValueError) else "JSON nested too deeply"
