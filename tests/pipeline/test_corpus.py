@@ -359,6 +359,13 @@ def test_invalid_utf8_text_file_and_bad_gzip(tokenizer, tmp_path):
         encode_corpus([tmp_path / "cut.jsonl.gz"], tokenizer, tmp_path / "out", **quiet())
 
 
+def test_compressed_data_without_its_suffix_is_read_as_such(tokenizer, tmp_path):
+    # a download saved as .jsonl but served gzip-compressed: the magic number says it
+    (tmp_path / "c.jsonl").write_bytes(gzip.compress(b'{"text": "one"}\n{"text": "two"}\n'))
+    meta = encode_corpus([tmp_path / "c.jsonl"], tokenizer, tmp_path / "out", **quiet())
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == ["one", "two"]
+
+
 def test_byte_order_marks(tokenizer, tmp_path, monkeypatch):
     bom = "\ufeff".encode()
     # UTF-8's before JSON (Windows tools write it): JSON all the same, the mark in no document

@@ -595,12 +595,13 @@ class _Opened:
         source = self.source
         if source.path == "-":
             raw = standard_input(UsageError)
-            head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
-            compression = "gzip" if head[:2] == b"\x1f\x8b" else "zstd" if head == b"\x28\xb5\x2f\xfd" else None
         else:
             raw = open(source.path, "rb", buffering=READ_BUFFER)
             self.closing.append(raw)
-            compression = source.compression
+        # by content too (a .jsonl that is gzip data): neither magic number starts UTF-8 text
+        head = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+        sniffed = "gzip" if head[:2] == b"\x1f\x8b" else "zstd" if head == b"\x28\xb5\x2f\xfd" else None
+        compression = source.compression or sniffed
         if compression == "gzip":
             raw = gzip.GzipFile(fileobj=raw, mode="rb")
             self.closing.append(raw)
