@@ -718,6 +718,39 @@ def _interrupted_at_the_second_chunk(encode_documents):
     return interrupting
 
 
+@pytest.mark.parametrize(("short_documents", "chunk_bytes"), [(0, 10_000), (40, 12_000)])
+def test_the_shards_an_interruption_keeps_are_those_resume_goes_on_from(
+    tokenizer, tmp_path, monkeypatch, short_documents, chunk_bytes
+):
+    import bytepair.datasets.corpus as corpus_module
+
+    # a document of many shards' tokens first: its full shards end inside it, so a resumed run
+    # encodes it again and keeps none of them; short documents after it fill whole shards
+    docs = ["word " * 2000] + [f"short document {n}" for n in range(short_documents)] + ["the end " * 500] * 4
+    corpus = write_jsonl(tmp_path / "c.jsonl", docs)
+    original = corpus_module.encode_documents
+    monkeypatch.setattr(corpus_module, "encode_documents", _interrupted_at_the_second_chunk(original))
+    options = dict(shard_tokens=100, chunk_bytes=chunk_bytes)  # the first chunk: the long document (and more)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        encode_corpus([corpus], tokenizer, tmp_path / "out", **quiet(**options))
+    partial = tmp_path / ".out.partial"
+    notes = getattr(raised.value, "__notes__", [])
+    monkeypatch.setattr(corpus_module, "encode_documents", original)
+    lines = []
+    meta = encode_corpus(
+        [corpus], tokenizer, tmp_path / "out", resume=True, progress=False, log=lines.append, **options
+    )
+    if short_documents:
+        (note,) = notes
+        kept = int(note.split()[0])
+        assert kept > 0 and note.endswith("run the same command with --resume (resume=True) to continue")
+        assert lines[0] == f"resuming: {kept} complete shard(s) kept in {partial}"
+    else:
+        assert notes == []
+        assert lines[0] == f"nothing to resume in {partial}; starting from the beginning"
+    assert decode_documents(tokenizer, stream(tmp_path / "out"), meta["eot_id"]) == docs
+
+
 @pytest.mark.slow
 def test_resume_with_other_options_is_refused(tokenizer, tmp_path):
     corpus, _ = _big_corpus(tmp_path, 300)

@@ -233,7 +233,7 @@ def run_encoding(
         except BaseException as error:
             for writer in writers.values():
                 writer.discard()
-            kept = sum(len(w.shards) for w in writers.values())
+            kept = sum(len(_shards.resumable(w.shards)) for w in writers.values())
             if kept == 0 or any(s.path == "-" for s in sources):
                 remove_stale(out)  # nothing to resume from (standard input is not read twice)
             else:

@@ -224,9 +224,7 @@ def resume_shards(folder, dtype):
             broken.add(shard.split)
             continue
         have.append(shard)
-    for shards in kept.values():
-        while shards and not shards[-1].whole:
-            shards.pop()
+    kept = {split: resumable(shards) for split, shards in kept.items()}
     names = {s.file for shards in kept.values() for s in shards} | {LOG, RUN}
     for path in folder.iterdir():
         if path.name not in names:
@@ -234,6 +232,15 @@ def resume_shards(folder, dtype):
     text = "".join(json.dumps(asdict(s)) + "\n" for shards in kept.values() for s in shards)
     write_text_atomic(folder / LOG, text)
     return {split: shards for split, shards in kept.items() if shards}
+
+
+def resumable(shards):
+    """The first of one split's ``shards`` that a resumed run can go on from: up to the last
+    that ends at a document boundary (a document cut across shards is encoded again whole)."""
+    count = len(shards)
+    while count and not shards[count - 1].whole:
+        count -= 1
+    return shards[:count]
 
 
 def _intact(path, shard, itemsize):
