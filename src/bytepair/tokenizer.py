@@ -438,17 +438,21 @@ class Tokenizer(DropInMixin):
     ) -> list[list[int]]:
         """``[encode(t) for t in texts]``, on ``num_threads`` threads (default: all cores).
 
-        NOTE: only ordinary text under a named pattern (or none) runs on the threads. With a
-        custom regex, or with ``allowed_special`` non-empty, the texts are encoded one after the
-        other on the calling thread (the same ids, at ``encode``'s speed).
+        NOTE: text under a named pattern (or none) runs on the threads, its allowed special
+        tokens cut out first; with a custom regex the texts are encoded one after the other on the
+        calling thread (the same ids, at ``encode``'s speed).
         """
         threads = check_num_threads(num_threads)
         texts = [self._normalized(t) for t in text_list(texts)]
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
-        if allowed or self._regex_pattern is not None:
+        if self._regex_pattern is not None:
             return [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
+        if allowed:
+            segments, layouts = self._special_layouts(texts, allowed)
+            lists = self._engine_call(self._engine.encode_batch, segments, threads)
+            return [[i for part in layout for i in (lists[part] if part >= 0 else (~part,))] for layout in layouts]
         return self._engine_call(self._engine.encode_batch, texts, threads)
 
     def encode_batch_to_array(
@@ -489,10 +493,52 @@ class Tokenizer(DropInMixin):
         allowed, disallowed = resolve_special(self._special_tokens, allowed_special, disallowed_special)
         for text in texts:
             check_disallowed(text, disallowed)
-        if allowed or self._regex_pattern is not None:
+        if self._regex_pattern is not None:
             lists = [self.encode(t, allowed_special=allowed, disallowed_special=()) for t in texts]
             return self._flat_array(lists, dtype)
+        if allowed:
+            segments, layouts = self._special_layouts(texts, allowed)
+            ids, starts = self._engine_call(self._engine.encode_batch_to_array, segments, threads, dtype.name)
+            if len(segments) == len(texts) and all(layout == [k] for k, layout in enumerate(layouts)):
+                return ids, starts  # no special token in any text: the ordinary batch as it is
+            return self._joined_layouts(ids, starts, layouts, dtype)
         return self._engine_call(self._engine.encode_batch_to_array, texts, threads, dtype.name)
+
+    def _special_layouts(self, texts, allowed):
+        """The texts cut at their allowed special tokens: the ordinary segments of all of them (to
+        encode as one batch on the threads), and for each text its parts in order, a segment's
+        index or ``~id`` for a special token (so ``encode``'s ids are the parts' ids end to end)."""
+        segments, layouts = [], []
+        for text in texts:
+            layout = []
+            for segment, is_special in split_on_special(text, allowed):
+                if is_special:
+                    layout.append(~self._special_tokens[segment])
+                else:
+                    layout.append(len(segments))
+                    segments.append(segment)
+            layouts.append(layout)
+        return segments, layouts
+
+    @staticmethod
+    def _joined_layouts(ids, starts, layouts, dtype):
+        """Each text's segments' ids (``ids[starts[k]:starts[k + 1]]``) and special ids, end to end,
+        as ``encode_batch_to_array``'s ``(ids, offsets)``."""
+        lengths = np.diff(starts)
+        offsets = np.zeros(len(layouts) + 1, dtype=np.int64)
+        np.cumsum([sum(int(lengths[p]) if p >= 0 else 1 for p in layout) for layout in layouts], out=offsets[1:])
+        out = np.empty(int(offsets[-1]), dtype=dtype)
+        at = 0
+        for layout in layouts:
+            for part in layout:
+                if part >= 0:
+                    n = int(lengths[part])
+                    out[at : at + n] = ids[starts[part] : starts[part] + n]
+                    at += n
+                else:
+                    out[at] = ~part
+                    at += 1
+        return out, offsets
 
     @staticmethod
     def _flat_array(lists, dtype):

@@ -52,6 +52,39 @@ def test_equals_encode_batch(name, batch, num_threads, dtype):
     assert split_back(ids, offsets) == tokenizer.encode_batch(batch, num_threads=num_threads)
 
 
+# texts of ordinary parts and special tokens, the tokens anywhere (start, end, side by side)
+texts_with_specials = st.lists(
+    st.lists(
+        st.one_of(st.just("<|end|>"), st.sampled_from(CORPUS.splitlines()), st.text(st.sampled_from("ab é東😀 \n"))),
+        max_size=6,
+    ).map("".join),
+    max_size=20,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(batch=texts_with_specials, num_threads=st.sampled_from([1, 2, 3]), dtype=st.sampled_from(["uint16", "uint32"]))
+def test_allowed_special_tokens_give_encodes_ids_on_the_threads(batch, num_threads, dtype):
+    # the texts are cut at their special tokens and the ordinary segments encoded as one batch;
+    # `encode` on each text, which cuts and encodes one text at a time, is the twin
+    tokenizer = TOKENIZERS["byte gpt2"]
+    expected = [tokenizer.encode(text, allowed_special="all") for text in batch]
+    assert tokenizer.encode_batch(batch, num_threads=num_threads, allowed_special="all") == expected
+    ids, offsets = tokenizer.encode_batch_to_array(batch, num_threads=num_threads, dtype=dtype, allowed_special="all")
+    assert ids.dtype == np.dtype(dtype) and split_back(ids, offsets) == expected
+
+
+def test_allowed_special_tokens_at_the_edges_of_texts():
+    tokenizer = TOKENIZERS["byte gpt2"]
+    end = tokenizer.encode("<|end|>", allowed_special="all")
+    assert len(end) == 1
+    batch = ["<|end|>", "", "<|end|><|end|>", "a<|end|>", "<|end|>b c", "no special here"]
+    expected = [tokenizer.encode(text, allowed_special="all") for text in batch]
+    assert expected[0] == end and expected[1] == [] and expected[2] == end * 2
+    assert tokenizer.encode_batch(batch, allowed_special={"<|end|>"}) == expected
+    assert split_back(*tokenizer.encode_batch_to_array(batch, allowed_special={"<|end|>"})) == expected
+
+
 def test_special_tokens_follow_encode_batchs_rules():
     tokenizer = TOKENIZERS["byte gpt2"]
     batch = ["a <|end|> b", "", "<|end|>"]

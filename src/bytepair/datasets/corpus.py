@@ -622,8 +622,8 @@ def encode_documents(tokenizer, texts, *, eot_id=None, allowed_special=frozenset
     and the token count of each document (eot included): the one encode step of ``encode_corpus``.
 
     Ordinary text never becomes Python ints: ``Tokenizer.encode_batch_to_array`` gives one flat
-    array and the documents' offsets, and the eot ids are inserted into it (with
-    ``allowed_special`` it encodes one text after the other, as ``encode_batch`` does).
+    array and the documents' offsets, and the eot ids are inserted into it (allowed special
+    tokens are cut out first and their ids put between the ordinary segments' ids).
     Special-token strings that are not allowed are ordinary text (never refused, never dropped).
 
     Example:
