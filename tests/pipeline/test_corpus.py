@@ -208,6 +208,38 @@ def test_glob_and_stdin(tokenizer, tmp_path):
     assert decode_documents(tokenizer, stream(tmp_path / "stdin-out"), meta["eot_id"]) == DOCUMENTS[:3]
 
 
+def test_a_file_named_twice_is_refused_before_any_work(tokenizer, tmp_path):
+    # a folder and one of its files, a link and its target, or the same name twice: its
+    # documents would be encoded twice (and a model trained on them would see them twice)
+    data = tmp_path / "data"
+    data.mkdir()
+    first = write_jsonl(data / "a.jsonl", ["one"])
+    write_jsonl(data / "b.jsonl", ["two"])
+    (tmp_path / "link.jsonl").symlink_to(first)
+    for inputs, named in (
+        ([str(data), str(first)], f"by {str(data)!r} and by {str(first)!r}"),
+        ([str(first), str(tmp_path / "link.jsonl")], "is the same file"),
+        ([str(first), str(first)], f"twice by {str(first)!r}"),
+        ([str(data / "*.jsonl"), str(data)], "encoded twice"),
+    ):
+        with pytest.raises(UsageError, match="named .*encoded twice; name each input once") as raised:
+            encode_corpus(inputs, tokenizer, tmp_path / "out", **quiet())
+        assert named in str(raised.value)
+        assert not (tmp_path / "out").exists()
+    artifact = tmp_path / "tok.json"
+    tokenizer.save(artifact)
+    result = subprocess.run(
+        [sys.executable, "-m", "bytepair", "encode-corpus", "-", "-", "-t", str(artifact), "-o", str(tmp_path / "out")],
+        input=b'{"text": "one"}\n',
+        capture_output=True,
+        check=False,
+        env=_env(),
+        timeout=120,
+    )
+    assert result.returncode == 2 and "input '-' is named twice by '-'" in result.stderr.decode()
+    assert not (tmp_path / "out").exists()
+
+
 @pytest.mark.slow
 def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
     pa = pytest.importorskip("pyarrow")

@@ -120,52 +120,70 @@ def find_inputs(items, *, other_files_as_text=False):
     """
     if isinstance(items, (str, os.PathLike)):
         items = [items]
-    found = []
+    found, named_by = [], []  # each input, and the item that named it
     for item in items:
-        if isinstance(item, Input):
-            found.append(item)  # found already (a caller that checks its inputs early)
-            continue
-        item = str(item)
-        if item == "-":
-            standard_input(UsageError)  # closed: said now, before any work
-            found.append(Input("-", "auto"))
-            continue
-        path = Path(item)
-        if path.is_file():
-            if other_files_as_text and input_format(path.name)[0] is None:
-                stat = path.stat()
-                found.append(Input(str(path), "txt", None, stat.st_size, stat.st_mtime))
-            else:
-                found.append(_file_input(path, explicit=True))
-        elif path.is_dir():
-            files = sorted(
-                p
-                for p in path.rglob("*")
-                if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0]
-            )
-            if not files:
-                raise UsageError(f"folder {item!r} holds no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
-            found.extend(_file_input(p) for p in files)
-        elif glob.has_magic(item):
-            files = sorted(Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file() and input_format(p)[0])
-            if not files:
-                raise UsageError(f"pattern {item!r} matches no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
-            found.extend(_file_input(p) for p in files)
-        elif path.exists():
-            raise UsageError(
-                f"input {item!r} is not a regular file or folder (a device or a pipe); give files, folders, "
-                "globs or - for standard input"
-            )
-        else:
-            raise UsageError(
-                f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input"
-            )
+        inputs = [item] if isinstance(item, Input) else _named(str(item), other_files_as_text)
+        found.extend(inputs)
+        named_by.extend([item.path if isinstance(item, Input) else str(item)] * len(inputs))
     for source in found:  # said before any work, rather than as an errno halfway through the inputs
         if source.path != "-" and not os.access(source.path, os.R_OK):
             raise UsageError(
                 f"input {source.path!r}: cannot read it (permission denied); make it readable or leave it out"
             )
+    _check_named_once(found, named_by)
     return found
+
+
+def _named(item, other_files_as_text):
+    """The inputs one item names: a file, a folder's or a glob's corpus files, or ``-``."""
+    if item == "-":
+        standard_input(UsageError)  # closed: said now, before any work
+        return [Input("-", "auto")]
+    path = Path(item)
+    if path.is_file():
+        if other_files_as_text and input_format(path.name)[0] is None:
+            stat = path.stat()
+            return [Input(str(path), "txt", None, stat.st_size, stat.st_mtime)]
+        return [_file_input(path, explicit=True)]
+    if path.is_dir():
+        files = sorted(
+            p for p in path.rglob("*") if p.is_file() and not _hidden(p.relative_to(path)) and input_format(p.name)[0]
+        )
+        if not files:
+            raise UsageError(f"folder {item!r} holds no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
+        return [_file_input(p) for p in files]
+    if glob.has_magic(item):
+        files = sorted(Path(p) for p in glob.glob(item, recursive=True) if Path(p).is_file() and input_format(p)[0])
+        if not files:
+            raise UsageError(f"pattern {item!r} matches no corpus file ({', '.join(FORMATS)}, optionally .gz/.zst)")
+        return [_file_input(p) for p in files]
+    if path.exists():
+        raise UsageError(
+            f"input {item!r} is not a regular file or folder (a device or a pipe); give files, folders, "
+            "globs or - for standard input"
+        )
+    raise UsageError(f"input {item!r}: no such file or folder; give files, folders, globs or - for standard input")
+
+
+def _check_named_once(found, named_by):
+    """Refuse a file that two items name (``data/`` and ``data/a.jsonl``, a link and its target,
+    ``-`` twice): its documents would be encoded twice, and a model trained on them sees them twice."""
+    seen = {}
+    for source, item in zip(found, named_by):
+        if source.path == "-":
+            key = "-"
+        else:
+            stat = os.stat(source.path)
+            key = (stat.st_dev, stat.st_ino)
+        if key in seen:
+            first, earlier = seen[key]
+            how = f"by {earlier!r} and by {item!r}" if earlier != item else f"twice by {item!r}"
+            same = f" ({first.path!r} is the same file)" if first.path != source.path else ""
+            raise UsageError(
+                f"input {source.path!r} is named {how}{same}, so its documents would be encoded twice; "
+                "name each input once"
+            )
+        seen[key] = (source, item)
 
 
 def _hidden(relative):
