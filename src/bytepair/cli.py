@@ -238,10 +238,11 @@ def _run_train_ray(args, sources):
 def _training_inputs(args):
     """The INPUTs of ``train`` as ``Input`` records, all found (and their readers present) before
     any training starts."""
-    from .datasets.documents import check_readers, find_inputs
+    from .datasets.documents import check_read_options, check_readers, find_inputs
 
     sources = find_inputs([str(p) for p in args.files], other_files_as_text=True)
     check_readers(sources)
+    check_read_options(sources, text_field=args.text_field, split_on=args.split_on)
     return sources
 
 

@@ -240,6 +240,24 @@ def test_a_file_named_twice_is_refused_before_any_work(tokenizer, tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_reading_option_no_input_uses_is_refused(tokenizer, tmp_path):
+    # --split-on on JSON Lines, or --text-field on text files, was ignored without a word
+    jsonl = write_jsonl(tmp_path / "a.jsonl", ["one\n\ntwo"])
+    text = tmp_path / "b.txt"
+    text.write_text("one\n\ntwo", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"--split-on cuts text files .*a\.jsonl.*leave --split-on out"):
+        encode_corpus([jsonl], tokenizer, tmp_path / "out", split_on=r"\n\n", **quiet())
+    with pytest.raises(UsageError, match=r"--text-field 'body' names a JSON field .*b\.txt"):
+        encode_corpus([text], tokenizer, tmp_path / "out", text_field="body", **quiet())
+    assert not (tmp_path / "out").exists()
+    # where some input uses it, it applies to those
+    meta = encode_corpus([jsonl, text], tokenizer, tmp_path / "out", split_on=r"\n\n", **quiet())
+    assert meta["splits"]["train"]["documents"] == 3
+    assert (
+        main(["train", str(text), "--vocab-size", "300", "--text-field", "body", "-o", str(tmp_path / "t.json")]) == 2
+    )
+
+
 @pytest.mark.slow
 def test_parquet_read_by_batches(tokenizer, tmp_path, monkeypatch):
     pa = pytest.importorskip("pyarrow")

@@ -48,6 +48,7 @@ from .._io import progress_shown, write_text_atomic
 from . import shards as _shards
 from .documents import (
     ReadStats,
+    check_read_options,
     check_readers,
     compiled_split_on,
     find_inputs,
@@ -180,6 +181,7 @@ def run_encoding(
     sources = _outside(find_inputs(inputs), out)
     check_readers(sources)
     compiled_split_on(split_on)  # a bad regex is refused before any work
+    check_read_options(sources, text_field=text_field, split_on=split_on)
     if any(s.path == "-" for s in sources) and (val_documents is not None or resume):
         raise UsageError(
             "standard input can be read only once: use val_fraction instead of val_documents, and no resume"

@@ -213,6 +213,26 @@ def check_readers(inputs):
         raise MissingDependencyError("reading .zst files needs the zstandard package: pip install zstandard")
 
 
+def check_read_options(inputs, *, text_field="text", split_on=None):
+    """Refuse a reading option that no input uses, rather than ignore it: ``split_on`` cuts
+    text, and each JSON record or Parquet row is one document already; ``text_field`` (other
+    than the default) names a JSON field or Parquet column, and text files have none."""
+    named = [i.path for i in inputs if i.path != "-"]
+    if not named or len(named) < len(inputs):
+        return  # standard input may be either
+    shown = ", ".join(named[:3]) + (f" and {len(named) - 3} more" if len(named) > 3 else "")
+    if split_on is not None and all(i.format != "txt" for i in inputs):
+        raise UsageError(
+            f"--split-on cuts text files into documents, but every input is JSON or Parquet ({shown}), "
+            "where each record is one document already; leave --split-on out"
+        )
+    if text_field != "text" and all(i.format == "txt" for i in inputs):
+        raise UsageError(
+            f"--text-field {text_field!r} names a JSON field or Parquet column, but every input is text "
+            f"({shown}); leave it out (--split-on cuts text into documents)"
+        )
+
+
 # -- reading ------------------------------------------------------------------------------------
 
 
