@@ -118,16 +118,59 @@ def connect(ray_address=None, *, num_cpus=None):
     return ray
 
 
-def _check_answers(address, timeout=10):
-    """A cluster's own address (``HOST:PORT``, as ``ray start --head`` prints it) must answer: where
-    nothing listens, ``ray.init`` retries for minutes (20 tries of about 35 s each, logging each)."""
+def _check_answers(address, timeout=10, answer_timeout=5):
+    """A cluster's own address (``HOST:PORT``, as ``ray start --head`` prints it) must answer, and
+    answer as a Ray head: where nothing listens, or another server does (a web server, SSH),
+    ``ray.init`` retries for minutes (20 tries of about 35 s each, logging each). The head's GCS
+    speaks gRPC, HTTP/2 without TLS: it answers a client's connection preface with a SETTINGS
+    frame, which a server of another protocol does not."""
     host, _, port = address.rpartition(":")
     if "://" in address or not host or not port.isdigit():
         return  # "auto", ray://, or no address at all: Ray answers at once or times out by itself
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as error:
         raise ConnectionError(f"nothing answers at {host}:{port}: {error.strerror or error}") from None
+    with connection:
+        if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
+            return  # a cluster with TLS (Ray's own switch) answers only a TLS handshake
+        reply, ended = _http2_reply(connection, answer_timeout)
+    if not _is_settings_frame(reply):
+        if reply:
+            line = reply.split(b"\n", 1)[0].strip()
+            said = "with bytes that are not HTTP/2 (gRPC)"
+            if line and all(32 <= byte < 127 for byte in line):
+                said = repr(line.decode("ascii")[:80])
+            ended = f"it answered {said}"
+        raise ConnectionError(f"{host}:{port} did not answer as a Ray cluster: {ended}")
+
+
+# An HTTP/2 client's connection preface (RFC 9113, 3.4): the magic string, then its SETTINGS
+# frame (empty: 3-byte length 0, type 4, no flags, stream 0).
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _http2_reply(connection, timeout):
+    """What the server sends back to an HTTP/2 preface within ``timeout`` seconds (a frame header,
+    a line of text, or what came before it stopped), and how it stopped if it did."""
+    connection.settimeout(timeout)
+    reply = b""
+    try:
+        connection.sendall(_HTTP2_PREFACE)
+        while len(reply) < 9 or not (_is_settings_frame(reply) or b"\n" in reply or len(reply) >= 200):
+            chunk = connection.recv(200 - len(reply))
+            if not chunk:
+                return reply, "it closed the connection without a word"
+            reply += chunk
+    except TimeoutError:
+        return reply, f"it accepted the connection but sent nothing back within {timeout} s"
+    except OSError as error:
+        return reply, f"it dropped the connection ({error.strerror or error})"
+    return reply, None
+
+
+def _is_settings_frame(reply):
+    return len(reply) >= 9 and reply[3] == 4 and reply[5:9] == bytes(4)
 
 
 @contextlib.contextmanager

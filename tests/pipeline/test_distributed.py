@@ -6,9 +6,12 @@ One Ray for the whole module (starting it takes about 15 s); skipped when Ray is
 
 from __future__ import annotations
 
+import contextlib
+import http.server
 import json
 import os
 import signal
+import socket
 import threading
 import time
 from pathlib import Path
@@ -232,7 +235,6 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
 
 def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_path):
     """Ray itself would try to reach it for minutes, logging each try."""
-    import socket
     import subprocess
     import sys
 
@@ -258,6 +260,81 @@ def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_
         "ray://HOST:10001 for a remote one"
     ]
     assert not (tmp_path / "out").exists()
+
+
+@contextlib.contextmanager
+def a_server(kind):
+    """A server on a local port that is not a Ray head: a web server, one that accepts and says
+    nothing, one that greets with an SSH banner. Yields its port."""
+    if kind == "http":
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield server.server_address[1]
+        finally:
+            server.shutdown()
+            server.server_close()
+        return
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted = []
+
+    def serve():
+        with contextlib.suppress(OSError):  # the listener closed: the test is over
+            while True:
+                connection, _ = listener.accept()
+                accepted.append(connection)
+                if kind == "ssh":
+                    connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield listener.getsockname()[1]
+    finally:
+        listener.close()
+        for connection in accepted:
+            connection.close()
+
+
+@pytest.mark.parametrize(
+    "kind, said",
+    [
+        ("http", "it answered '"),
+        ("silent", "it accepted the connection but sent nothing back within"),
+        ("ssh", "it answered 'SSH-2.0-OpenSSH_9.6'"),
+    ],
+)
+def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_once(tmp_path, kind, said):
+    """Ray itself would wait for its GCS there for minutes; the head's GCS speaks HTTP/2."""
+    import subprocess
+    import sys
+
+    from datafiles import package_env
+
+    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
+    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
+    with a_server(kind) as port:
+        result = subprocess.run(
+            [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"127.0.0.1:{port}"],
+            capture_output=True,
+            text=True,
+            env=package_env(),
+            timeout=60,
+        )
+    assert result.returncode == 2, result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(
+        f"error: could not connect to Ray at '127.0.0.1:{port}' (127.0.0.1:{port} did not answer as a Ray cluster: {said}"
+    ), line
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_ray_heads_own_address_passes_the_check(local_ray):
+    """The check before connecting lets a real head through: its GCS answers the HTTP/2 preface."""
+    address = ray.get_runtime_context().gcs_address
+    assert distributed._check_answers(address) is None
 
 
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
