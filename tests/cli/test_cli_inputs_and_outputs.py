@@ -439,6 +439,50 @@ def test_a_signal_ends_any_command_with_one_line_and_the_shell_status(tmp_path, 
     assert list(tmp_path.iterdir()) == []
 
 
+# The console script as pip writes it for the entry point pyproject.toml declares, run after
+# a finder that stops the first import of a bytepair module (inside the package's __init__):
+# it says so on standard output and waits on standard input, where Ctrl-C finds it.
+CONSOLE_SCRIPT = """
+import sys
+
+class StopInside:
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith("bytepair."):
+            sys.meta_path.remove(self)
+            print("importing", flush=True)
+            sys.stdin.read()
+
+sys.meta_path.insert(0, StopInside())
+from {module} import {function}
+sys.exit({function}())
+"""
+
+
+def test_ctrl_c_while_the_command_imports_the_package_is_one_line_and_the_shell_status():
+    import tomllib
+    from pathlib import Path
+
+    from datafiles import package_env
+
+    pyproject = tomllib.loads((Path(__file__).resolve().parents[2] / "pyproject.toml").read_text(encoding="utf-8"))
+    module, function = pyproject["project"]["scripts"]["bytepair"].split(":")
+    child = subprocess.Popen(
+        [sys.executable, "-c", CONSOLE_SCRIPT.format(module=module, function=function), "train", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=package_env(),
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    assert child.stdout.readline() == b"importing\n", child.communicate(timeout=60)
+    child.send_signal(signal.SIGINT)
+    assert child.wait(timeout=60) == 128 + signal.SIGINT
+    assert child.stderr.read().decode() == "interrupted\n"
+    child.stdin.close()
+    child.stdout.close()
+    child.stderr.close()
+
+
 # -- a standard stream that is closed (`2>&-`, a service started without one) ------------------------
 
 
