@@ -656,3 +656,18 @@ def test_decode_of_a_5000_digit_id_is_one_line(tmp_path):
     bytepair.train(TEXT, mode="char", vocab_size=40).save(tok)
     result = cli("decode", "-t", tok, stdin="9" * 5000)
     assert result.returncode == 2 and "Traceback" not in result.stderr
+
+
+# --- 16. a public call given the wrong kind of argument names it, as a notebook user meets it ------
+
+
+@pytest.mark.parametrize("export", ["to_tiktoken", "to_huggingface", "save_pretrained"])
+@pytest.mark.parametrize("not_a_tokenizer", [None, "gpt2", object()])
+def test_exporting_what_is_not_a_tokenizer_names_what_was_passed(tmp_path, export, not_a_tokenizer):
+    from bytepair import formats
+
+    with pytest.raises(
+        TypeError, match=rf"tokenizer must be a bytepair Tokenizer .*, not {type(not_a_tokenizer).__name__}$"
+    ):
+        getattr(formats, export)(not_a_tokenizer, tmp_path / "out")
+    assert list(tmp_path.iterdir()) == []

@@ -38,7 +38,7 @@ from typing import Any
 from .._io import write_text_atomic
 from ..bytelevel import bytes_to_readable
 from ..errors import FormatError
-from ..model import MergeModel
+from ..model import MergeModel, RankModel
 from ..patterns import keep_gaps
 from .hf_regex import hf_regex
 
@@ -53,6 +53,7 @@ def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
     Raises ``FormatError`` for character-level tokenizers, normalization, HF-rule vocabularies,
     and merge lists that tiktoken's rule would encode differently (see the module docstring).
     """
+    check_tokenizer(tokenizer)
     _check_tiktoken(tokenizer)
     model = tokenizer.model
     if isinstance(model, MergeModel):
@@ -60,6 +61,15 @@ def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
     ranks = {value: token_id for token_id, value in enumerate(model.token_bytes) if value is not None}
     write_ranks(ranks, path)
     return {"pat_str": _exported_pattern(tokenizer) or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
+
+
+def check_tokenizer(tokenizer):
+    """A TypeError naming what was passed where a bytepair tokenizer belongs (a tiktoken
+    ``Encoding`` or an HF tokenizer would fail on a missing attribute deep inside)."""
+    if not isinstance(getattr(tokenizer, "model", None), (MergeModel, RankModel)):
+        raise TypeError(
+            f"tokenizer must be a bytepair Tokenizer (from bytepair.train or bytepair.load), not {type(tokenizer).__name__}"
+        )
 
 
 def _exported_pattern(tokenizer):
@@ -157,6 +167,7 @@ def to_huggingface(tokenizer: Any, path: str | os.PathLike, *, drop_unknown: boo
     WARNING: HF's regex engine has older Unicode tables, so characters assigned in recent
     Unicode versions may split differently there.
     """
+    check_tokenizer(tokenizer)
     refusal = tokenizer.model.export_refusal("huggingface")
     if refusal:
         raise FormatError(refusal)

@@ -39,7 +39,7 @@ from typing import Any
 from .._io import parse_json, read_tokenizer_text, write_text_atomic
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
-from .export import huggingface_json, to_huggingface
+from .export import check_tokenizer, huggingface_json, to_huggingface
 
 __all__ = ["HF_FILES", "artifact_where_hf_expects_its_file", "check_same_tokenizer", "read_settings", "save_pretrained"]
 
@@ -55,6 +55,7 @@ def save_pretrained(tokenizer: Any, folder: str | os.PathLike, *, drop_unknown: 
     Raises ``FormatError`` where HF's file would encode differently (``to_huggingface``), or
     where a ``*_token`` setting names no token of this vocabulary.
     """
+    check_tokenizer(tokenizer)
     folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise FormatError(f"{folder} is a file; save_pretrained needs a folder")
