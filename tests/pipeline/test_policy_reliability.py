@@ -671,3 +671,22 @@ def test_exporting_what_is_not_a_tokenizer_names_what_was_passed(tmp_path, expor
     ):
         getattr(formats, export)(not_a_tokenizer, tmp_path / "out")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_download_cache_that_is_a_file_is_named_before_any_download(tmp_path):
+    from bytepair.datasets.wikitext import download_wikitext
+    from bytepair.errors import UsageError
+
+    cache = tmp_path / "cache"
+    cache.write_text("not a folder", encoding="utf-8")
+    # nothing listens on port 9: were the cache not checked first, the error would be the download's
+    with pytest.raises(UsageError, match=rf"the download cache '{re.escape(str(cache))}' is a file; give a folder"):
+        bytepair.load("gpt2", cache_dir=cache, base_url="http://127.0.0.1:9")
+    with pytest.raises(UsageError, match=rf"'{re.escape(str(cache))}' is a file, not a folder"):
+        download_wikitext(cache_dir=cache, url="http://127.0.0.1:9/wikitext.zip")
+    assert cache.read_text(encoding="utf-8") == "not a folder"
+
+
+def test_a_base_url_that_is_not_a_str_is_named(tmp_path):
+    with pytest.raises(TypeError, match=r"^base_url must be a str such as 'https://host/path', not 3$"):
+        bytepair.load("gpt2", cache_dir=tmp_path, base_url=3)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .._io import (
     cache_folder,
+    check_output_folder,
     download,
     file_sha256,
     read_text,
@@ -278,6 +279,7 @@ def download_wikitext(variant="raw", *, cache_dir=None, url=None, sha256=None, p
         return target
     archive = cache / f"{stem}.zip"
     if not (archive.is_file() and file_sha256(archive) == expected):
+        check_output_folder(cache, flag="the download cache")  # a file there: mkdir's "File exists"
         hint = "; check the network connection, or download the zip by hand, unpack it and pass its folder instead"
         limit = size_cap(known.size) if expected == known.sha256 else None
         download(url, archive, sha256=expected, max_bytes=limit, progress=progress, offline_hint=hint)

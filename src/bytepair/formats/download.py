@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._io import cache_folder, download, file_sha256, size_cap
+from .._io import cache_folder, check_output_folder, download, file_sha256, size_cap
 from ..errors import DownloadError  # noqa: F401  (re-exported: callers catch it from here)
 from .tiktoken_files import Encoding
 
@@ -29,6 +29,8 @@ DEFAULT_BASE_URL = "https://openaipublic.blob.core.windows.net"
 
 def base_url_for(base_url: str | None = None) -> str:
     """The download base URL: the argument, else ``$BYTEPAIR_DOWNLOAD_URL``, else the default."""
+    if base_url is not None and not isinstance(base_url, str):
+        raise TypeError(f"base_url must be a str such as 'https://host/path', not {base_url!r}")
     return (base_url or os.environ.get("BYTEPAIR_DOWNLOAD_URL") or DEFAULT_BASE_URL).rstrip("/")
 
 
@@ -45,9 +47,11 @@ def vocabulary_file(
     hash is not the published one (``ChecksumError``), its size is far beyond the known file's,
     or it does not finish in time.
     """
-    target = cache_folder(cache_dir) / encoding.file
+    folder = cache_folder(cache_dir)
+    target = folder / encoding.file
     if target.is_file() and file_sha256(target) == encoding.sha256:
         return target
+    check_output_folder(folder, flag="the download cache")  # a file there: mkdir's "File exists"
     name = name or encoding.name
     hint = (
         f"; when offline, pass path= to a local copy, e.g. bytepair.load({name!r}, path='vocab/') "
