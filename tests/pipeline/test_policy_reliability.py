@@ -690,3 +690,16 @@ def test_a_download_cache_that_is_a_file_is_named_before_any_download(tmp_path):
 def test_a_base_url_that_is_not_a_str_is_named(tmp_path):
     with pytest.raises(TypeError, match=r"^base_url must be a str such as 'https://host/path', not 3$"):
         bytepair.load("gpt2", cache_dir=tmp_path, base_url=3)
+
+
+def test_load_tiktoken_takes_special_tokens_as_a_tokenizer_does(tmp_path):
+    from bytepair.errors import SpecialTokenError
+    from bytepair.formats import load_tiktoken, to_tiktoken
+
+    trained = bytepair.train(TEXT, mode="byte", vocab_size=270, pattern="gpt2")
+    to_tiktoken(trained, tmp_path / "mine.tiktoken")
+    loaded = load_tiktoken(tmp_path / "mine.tiktoken", pattern="gpt2", special_tokens=["<|end|>"])
+    assert loaded.special_tokens == {"<|end|>": trained.vocab_size}
+    assert loaded.encode("the cat<|end|>", allowed_special="all")[-1] == trained.vocab_size
+    with pytest.raises(SpecialTokenError, match="special_tokens must be a string, a list of strings or a dict"):
+        load_tiktoken(tmp_path / "mine.tiktoken", pattern="gpt2", special_tokens=3)

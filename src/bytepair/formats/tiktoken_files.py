@@ -253,14 +253,16 @@ def tokenizer_from_ranks(ranks, *, pattern, special_tokens, name=None):
             model = RankModel(ranks, rule="tiktoken")
         except ValueError as error:
             raise FormatError(f"{name or 'rank file'}: {error}") from None
-        return Tokenizer(model, pattern=pattern, special_tokens=dict(special_tokens or {}), name=name)
+        # the Tokenizer's own rules and errors: a dict token -> id, a list (the next free ids), one str
+        return Tokenizer(model, pattern=pattern, special_tokens=special_tokens, name=name)
 
 
 def load_tiktoken(path, *, pattern, special_tokens=None, name=None):
     """Load any rank file with the pattern and special tokens it is meant to be used with.
 
     ``bytepair.load`` knows them for the published encodings; use this for others (such as a
-    file written by ``to_tiktoken``).
+    file written by ``to_tiktoken``). ``special_tokens``: a dict token -> id, or a list (they
+    take the ids after the ranks), as ``Tokenizer`` takes them.
 
     Example:
         >>> tok = load_tiktoken("mine.tiktoken", pattern="gpt2", special_tokens={"<|end|>": 300})  # doctest: +SKIP
