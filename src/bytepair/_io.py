@@ -50,6 +50,25 @@ os.umask(_UMASK)
 FILE_MODE = 0o666 & ~_UMASK
 
 
+def check_path(value, name="path") -> str:
+    """``value`` as a path string (``os.fspath``), or an error naming the argument ``name``: a
+    TypeError for what is no path (None, a number, bytes: pathlib would say "expected str, bytes
+    or os.PathLike object" from inside), a ValueError for a NUL character, which no file name holds.
+
+    Example:
+        >>> check_path(None, "folder")
+        Traceback (most recent call last):
+        ...
+        TypeError: folder must be a str or os.PathLike naming a file or folder, not None
+    """
+    path = os.fspath(value) if isinstance(value, (str, os.PathLike)) else None
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a str or os.PathLike naming a file or folder, not {value!r:.200}")
+    if "\0" in path:
+        raise ValueError(f"{name} {path!r:.200} holds a NUL character, which no file name can")
+    return path
+
+
 def resolve_target(path: str | os.PathLike) -> Path:
     """The file a write to ``path`` must replace: ``path`` itself, or, through any symbolic
     links, the file they point to (which may not exist yet)."""
@@ -94,7 +113,7 @@ def write_atomic(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -
         >>> write_atomic("report.txt", lambda file: file.write(b"ok\\n"))  # doctest: +SKIP
         PosixPath('report.txt')
     """
-    path = os.fspath(path)  # None or a number: the usual TypeError, before any file is touched
+    path = check_path(path)  # before any file is touched
     if not path:
         raise FileNotFoundError(errno.ENOENT, "the path is empty; give a file name")
     if os.path.isdir(path):

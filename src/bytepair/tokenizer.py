@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import _engine, artifact
+from ._io import check_path
 from .dropin import DropInMixin, hf_named_tokens, listed
 from .errors import (
     ArtifactError,
@@ -697,6 +698,7 @@ class Tokenizer(DropInMixin):
         artifact, a ``.tiktoken`` file, a ``tokenizer.json`` ...); this is its alias for
         bytepair's own artifact files, and gives the same tokenizer for them.
         """
+        path = check_path(path)
         return cls.from_dict(artifact.read_json(path), where=str(Path(path)))
 
     @classmethod

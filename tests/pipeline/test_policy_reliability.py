@@ -493,7 +493,7 @@ def test_saving_to_a_folder_or_an_empty_path_names_the_problem(tmp_path):
         tokenizer.save(tmp_path)
     with pytest.raises(FileNotFoundError, match="the path is empty"):
         tokenizer.save("")
-    with pytest.raises(TypeError, match="not NoneType"):
+    with pytest.raises(TypeError, match=r"^path must be a str or os.PathLike naming a file or folder, not None$"):
         tokenizer.save(None)
     assert list(tmp_path.iterdir()) == []  # no staged file left behind
 
@@ -703,3 +703,41 @@ def test_load_tiktoken_takes_special_tokens_as_a_tokenizer_does(tmp_path):
     assert loaded.encode("the cat<|end|>", allowed_special="all")[-1] == trained.vocab_size
     with pytest.raises(SpecialTokenError, match="special_tokens must be a string, a list of strings or a dict"):
         load_tiktoken(tmp_path / "mine.tiktoken", pattern="gpt2", special_tokens=3)
+
+
+PATH_CALLS = {
+    "save": (lambda tok, p: tok.save(p), "path"),
+    "Tokenizer.load": (lambda tok, p: Tokenizer.load(p), "path"),
+    "load path=": (lambda tok, p: bytepair.load("gpt2", path=p), "path"),
+    "load cache_dir=": (lambda tok, p: bytepair.load("gpt2", cache_dir=p, base_url="http://127.0.0.1:9"), "cache_dir"),
+    "to_tiktoken": (lambda tok, p: tok.to_tiktoken(p), "path"),
+    "to_huggingface": (lambda tok, p: tok.to_huggingface(p), "path"),
+    "save_pretrained": (lambda tok, p: tok.save_pretrained(p), "folder"),
+    "load_pretrained": (lambda tok, p: bytepair.formats.load_pretrained(p), "folder"),
+    "load_huggingface": (lambda tok, p: bytepair.formats.load_huggingface(p), "path"),
+    "load_tiktoken": (lambda tok, p: bytepair.formats.load_tiktoken(p, pattern="gpt2"), "path"),
+    "load_sentencepiece": (lambda tok, p: bytepair.formats.load_sentencepiece(p), "path"),
+    "load_tekken": (lambda tok, p: bytepair.formats.load_tekken(p), "path"),
+    "load_gpt2_files": (lambda tok, p: bytepair.formats.load_gpt2_files(p, "vocab.bpe"), "encoder_path"),
+}
+
+
+@pytest.mark.parametrize("call", sorted(PATH_CALLS))
+@pytest.mark.parametrize("not_a_path", [None, 3, 1.5, b"tok.json", ["tok.json"]])
+def test_a_path_argument_that_is_no_path_is_named(call, not_a_path):
+    # pathlib's own error ("expected str, bytes or os.PathLike object") names no argument
+    function, name = PATH_CALLS[call]
+    if not_a_path is None and call.endswith("="):
+        pytest.skip("None is the default of this keyword (no folder, the usual cache)")
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=260, pattern="gpt2")
+    message = f"{name} must be a str or os.PathLike naming a file or folder, not {not_a_path!r}"
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        function(tok, not_a_path)
+
+
+@pytest.mark.parametrize("call", sorted(PATH_CALLS))
+def test_a_path_with_a_nul_character_is_named(tmp_path, call):
+    function, name = PATH_CALLS[call]
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=260, pattern="gpt2")
+    with pytest.raises(ValueError, match=rf"^{name} '.*\\x00b' holds a NUL character"):
+        function(tok, f"{tmp_path}/a\0b")

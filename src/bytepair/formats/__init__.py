@@ -33,7 +33,7 @@ import os
 from pathlib import Path
 
 from .._gc import gc_paused
-from .._io import parse_json, read_tokenizer_text
+from .._io import check_path, parse_json, read_tokenizer_text
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
 from ..tokenizer import Tokenizer
@@ -89,6 +89,8 @@ def load(
     """
     if not isinstance(name, (str, os.PathLike)) or not str(name):
         raise FormatError(f"vocabulary name must be a non-empty string, not {name!r}; known names: {', '.join(KNOWN)}")
+    path = None if path is None else check_path(path, "path")
+    cache_dir = None if cache_dir is None else check_path(cache_dir, "cache_dir")
     canonical = ALIASES.get(str(name), str(name))
     # a file or folder named outright is loaded; a folder ``path`` is where published names are
     # found (the CLI passes --vocab-dir for every -t), a file ``path`` is what to load
@@ -121,7 +123,7 @@ def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
         >>> load_pretrained("vocab/hf/llama3").eos_token  # doctest: +SKIP
         '<|end_of_text|>'
     """
-    folder = Path(folder)
+    folder = Path(check_path(folder, "folder"))
     ours, theirs = folder / ARTIFACT_NAME, folder / "tokenizer.json"
     if ours.is_file():
         tokenizer = _json_file(ours, None)

@@ -114,13 +114,16 @@ def load_gpt2_files(encoder_path, merges_path, *, name="gpt2"):
         >>> tok.encode("hello world")                                     # doctest: +SKIP
         [31373, 995]
     """
-    encoder_path, merges_path = Path(encoder_path), Path(merges_path)
+    from .._io import check_path, read_tokenizer_text
+
+    encoder_path, merges_path = (
+        Path(check_path(encoder_path, "encoder_path")),
+        Path(check_path(merges_path, "merges_path")),
+    )
     for path in (encoder_path, merges_path):
         if not path.is_file():
             raise FormatError(f"{path}: no such file; GPT-2's vocabulary needs both encoder.json and vocab.bpe")
     where = str(encoder_path.parent)
-    from .._io import read_tokenizer_text
-
     ranks, specials = read_gpt2_files(
         read_tokenizer_text(encoder_path, FormatError), read_tokenizer_text(merges_path, FormatError), where
     )

@@ -36,7 +36,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .._io import parse_json, read_tokenizer_text, write_text_atomic
+from .._io import check_path, parse_json, read_tokenizer_text, write_text_atomic
 from ..artifact import ARTIFACT_NAME
 from ..errors import FormatError
 from .export import check_tokenizer, huggingface_json, to_huggingface
@@ -56,7 +56,7 @@ def save_pretrained(tokenizer: Any, folder: str | os.PathLike, *, drop_unknown: 
     where a ``*_token`` setting names no token of this vocabulary.
     """
     check_tokenizer(tokenizer)
-    folder = Path(folder)
+    folder = Path(check_path(folder, "folder"))
     if folder.exists() and not folder.is_dir():
         raise FormatError(f"{folder} is a file; save_pretrained needs a folder")
     settings = _checked_settings(tokenizer)

@@ -58,9 +58,9 @@ def load_huggingface(path, *, name=None):
     Example:
         >>> tok = load_huggingface("tokenizer.json")  # doctest: +SKIP
     """
-    from .._io import parse_json, read_tokenizer_text
+    from .._io import check_path, parse_json, read_tokenizer_text
 
-    path = Path(path)
+    path = Path(check_path(path))
     text = read_tokenizer_text(path, FormatError, "tokenizer.json file")
     with gc_paused():
         data = parse_json(text, str(path), FormatError)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .._io import MAX_TOKENIZER_BYTES, read_limited
+from .._io import MAX_TOKENIZER_BYTES, check_path, read_limited
 from ..errors import FormatError
 from ..sentencepiece import SentencePieceModel, SentencePieceTokenizer
 from .sentencepiece_proto import read_model_proto
@@ -30,7 +30,7 @@ def is_sentencepiece(data: bytes) -> bool:
 
 def load_sentencepiece(path, *, name: str | None = None) -> SentencePieceTokenizer:
     """Read a SentencePiece BPE ``.model`` file into a tokenizer with sentencepiece's ids."""
-    path = Path(path)
+    path = Path(check_path(path))
     data = read_limited(path, MAX_TOKENIZER_BYTES, FormatError, "SentencePiece model")
     proto = read_model_proto(data, str(path))
     check_supported(proto, str(path))

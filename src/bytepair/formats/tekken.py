@@ -31,7 +31,7 @@ import binascii
 from pathlib import Path
 
 from .._gc import gc_paused
-from .._io import parse_json, read_tokenizer_text
+from .._io import check_path, parse_json, read_tokenizer_text
 from ..errors import FormatError
 from ..model import RankModel
 from ..tokenizer import Tokenizer
@@ -78,7 +78,7 @@ def load_tekken(path, *, name: str | None = None) -> Tokenizer:
 
     Raises ``FormatError`` naming the file and field for anything malformed.
     """
-    path = Path(path)
+    path = Path(check_path(path))
     text = read_tokenizer_text(path, FormatError)
     with gc_paused():
         data = parse_json(text, str(path), FormatError)

@@ -30,7 +30,7 @@ import numpy as np
 
 from .. import _engine
 from .._gc import gc_paused
-from .._io import MAX_TOKENIZER_BYTES, read_limited
+from .._io import MAX_TOKENIZER_BYTES, check_path, read_limited
 from ..errors import FormatError
 from ..ids import MAX_ID_GAP, check_defined_id
 from ..model import RankModel, tiktoken_pair_table
@@ -267,6 +267,6 @@ def load_tiktoken(path, *, pattern, special_tokens=None, name=None):
     Example:
         >>> tok = load_tiktoken("mine.tiktoken", pattern="gpt2", special_tokens={"<|end|>": 300})  # doctest: +SKIP
     """
-    path = Path(path)
+    path = Path(check_path(path))
     _, ranks = read_rank_file(path)
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens, name=name or path.stem)
