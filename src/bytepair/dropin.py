@@ -29,11 +29,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 
 import numpy as np
 
 from .bytelevel import bytes_to_readable
 from .errors import SpecialTokenError, UsageError
+from .ids import checked_id
 from .special import check_disallowed, resolve_special
 from .threads import check_num_threads
 
@@ -160,7 +162,10 @@ class DropInMixin:
         """
         if not isinstance(text_or_bytes, (str, bytes, bytearray, memoryview)):
             raise TypeError(f"encode_single_token takes a str or bytes, not {type(text_or_bytes).__name__}")
-        value = text_or_bytes.encode("utf-8") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        # a lone surrogate is no token's text: "not a single token" below, not a UnicodeEncodeError
+        value = (
+            text_or_bytes.encode("utf-8", "surrogatepass") if isinstance(text_or_bytes, str) else bytes(text_or_bytes)
+        )
         token_id = self._ids_by_bytes().get(value)
         if token_id is None:
             raise _NoToken(f"{text_or_bytes!r} is not a single token of this vocabulary; use encode() for text")
@@ -173,7 +178,8 @@ class DropInMixin:
     def decode_tokens_bytes(self, tokens: Iterable[int]) -> list[bytes]:
         """Each id's bytes, one entry per id (tiktoken)."""
         table = self._decode_table_view()
-        tokens = list(tokens)
+        # decode's rules: a set or dict (no order), a str or bytes (not ids) is refused
+        tokens = self._checked_ids(tokens)
         self.decode_bytes(tokens)  # checks every id, naming the first bad one
         return [table[token] for token in tokens]
 
@@ -251,8 +257,9 @@ class DropInMixin:
 
     def id_to_token(self, token_id: int) -> str | None:
         """The token string of an id as ``get_vocab`` shows it, or None (HF ``tokenizers``)."""
+        token_id = checked_id(token_id)  # numpy integers are ids; None, a float or -1 is no id
         strings = self._strings_by_id()
-        return strings[token_id] if isinstance(token_id, int) and 0 <= token_id < len(strings) else None
+        return strings[token_id] if token_id < len(strings) else None
 
     def convert_tokens_to_ids(self, tokens: str | Iterable[str]) -> int | None | list[int | None]:
         """``token_to_id`` over one token string or a list (``transformers``): a string that is
@@ -340,7 +347,13 @@ class DropInMixin:
         invalid UTF-8, HF writes one U+FFFD per token of the run, bytepair one per invalid
         sequence (Python's ``errors="replace"``).
         """
-        rows = sequences.tolist() if hasattr(sequences, "tolist") else list(sequences)
+        if isinstance(sequences, (str, bytes, bytearray, AbstractSet, Mapping)):
+            self._checked_ids(sequences)  # decode's error: not ids, or no order of their own
+        rows = (
+            sequences.tolist()
+            if hasattr(sequences, "tolist")
+            else listed(sequences, "sequences must be a list of id lists")
+        )
         rows = [row.tolist() if hasattr(row, "tolist") else row for row in rows]
         if rows and isinstance(rows[0], int):
             rows = [rows]  # one sequence, which transformers decodes as a batch of one

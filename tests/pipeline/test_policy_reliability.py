@@ -741,3 +741,28 @@ def test_a_path_with_a_nul_character_is_named(tmp_path, call):
     tok = bytepair.train(TEXT, mode="byte", vocab_size=260, pattern="gpt2")
     with pytest.raises(ValueError, match=rf"^{name} '.*\\x00b' holds a NUL character"):
         function(tok, f"{tmp_path}/a\0b")
+
+
+@pytest.mark.parametrize("call", ["decode_tokens_bytes", "decode_with_offsets", "batch_decode"])
+@pytest.mark.parametrize("ids", [{104, 105}, {104: 105}, b"hi", "104", None])
+def test_the_dropin_decoders_refuse_what_decode_refuses(call, ids):
+    # a set or dict was decoded in hash order, bytes as their byte values: wrong text, no error
+    tok = Tokenizer(mode="byte")
+    with pytest.raises(TokenIdError if ids is not None or call != "batch_decode" else TypeError):
+        getattr(tok, call)(ids)
+
+
+def test_id_to_token_takes_numpy_ids_and_refuses_what_is_no_id():
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    assert tok.id_to_token(np.int64(104)) == tok.id_to_token(104) == "h"  # was None: not a Python int
+    assert tok.convert_ids_to_tokens(np.array([104, 105])) == ["h", "i"]
+    assert tok.id_to_token(10**9) is None  # past the vocabulary: None, as in HF
+    for bad in (None, 1.5, "104", -1):
+        with pytest.raises(TokenIdError, match=re.escape(f"token id {bad!r} ")):
+            tok.id_to_token(bad)
+
+
+def test_encode_single_token_of_a_lone_surrogate_is_not_a_token():
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    with pytest.raises(SpecialTokenError, match=r"'a\\ud800' is not a single token of this vocabulary"):
+        tok.encode_single_token("a\ud800")
