@@ -56,7 +56,7 @@ from .reference_sentencepiece import (
 )
 from .special import check_disallowed, resolve_special, split_on_special
 from .threads import check_num_threads
-from .tokenizer import Tokenizer
+from .tokenizer import Tokenizer, check_errors
 
 FORMATS = ("artifact", "tiktoken", "huggingface")
 
@@ -393,6 +393,7 @@ class SentencePieceTokenizer(Tokenizer):
         ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8;
         ``skip_special_tokens`` as in ``Tokenizer.decode``.
         """
+        check_errors(errors)
         ids = self._without_special(ids) if skip_special_tokens else self._checked_ids(ids)
         size = self._sp.size
         for position, token_id in enumerate(ids):

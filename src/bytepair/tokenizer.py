@@ -16,6 +16,7 @@ in the compiled engine; the vocabulary kinds in ``model.py``; the artifact forma
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Collection, Iterable, Mapping
 from collections.abc import Set as AbstractSet
@@ -635,6 +636,7 @@ class Tokenizer(DropInMixin):
         ``errors="strict"`` raises ``UnicodeDecodeError``. ``ids`` may also be a 1-D PyTorch
         tensor; ``skip_special_tokens=True`` leaves special tokens out (as transformers does).
         """
+        check_errors(errors)
         if skip_special_tokens:
             ids = self._without_special(ids)
         data = self._decoder.decode_bytes(ids)
@@ -753,6 +755,19 @@ class Tokenizer(DropInMixin):
         from .chat import apply_chat_template
 
         return apply_chat_template(self, messages, **options)
+
+
+def check_errors(errors):
+    """``decode``'s ``errors``: a codec error handler's name. Checked up front, since Python looks
+    the name up only at the first invalid byte: a typo would pass on valid text, then fail."""
+    if errors == "replace" or errors == "strict":
+        return
+    try:
+        codecs.lookup_error(errors)
+    except (LookupError, TypeError):
+        raise ValueError(
+            f"errors must be the name of an error handler such as 'replace', 'strict' or 'ignore', not {errors!r}"
+        ) from None
 
 
 def _rebuild_tokenizer(model, stages):

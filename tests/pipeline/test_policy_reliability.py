@@ -766,3 +766,16 @@ def test_encode_single_token_of_a_lone_surrogate_is_not_a_token():
     tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
     with pytest.raises(SpecialTokenError, match=r"'a\\ud800' is not a single token of this vocabulary"):
         tok.encode_single_token("a\ud800")
+
+
+@pytest.mark.parametrize("errors", ["bogus", "Replace", None, 3])
+def test_decode_names_an_errors_value_that_is_no_error_handler_even_on_valid_text(errors):
+    # Python looks the handler up only at the first invalid byte: valid text hid the typo
+    tok = Tokenizer(mode="byte")
+    for call in (lambda: tok.decode([104, 105], errors=errors), lambda: tok.decode_batch([[104]], errors=errors)):
+        with pytest.raises(
+            ValueError, match=rf"errors must be the name of an error handler .*, not {re.escape(repr(errors))}$"
+        ):
+            call()
+    assert tok.decode([104, 0xE2], errors="ignore") == "h"
+    assert tok.decode([104, 0xE2], errors="backslashreplace") == "h\\xe2"
