@@ -56,7 +56,7 @@ from .reference_sentencepiece import (
 )
 from .special import check_disallowed, resolve_special, split_on_special
 from .threads import check_num_threads
-from .tokenizer import Tokenizer, check_errors
+from .tokenizer import Tokenizer, check_errors, text_list
 
 FORMATS = ("artifact", "tiktoken", "huggingface")
 
@@ -368,7 +368,7 @@ class SentencePieceTokenizer(Tokenizer):
         batch of many texts is fast; one huge text is faster through ``encode``.
         """
         threads = check_num_threads(num_threads)
-        texts = list(texts)
+        texts = text_list(texts)  # None, one str or bytes named, not taken item by item
         if allowed_special or self._sp.engine_reason is not None or self._user_pieces:
             return [
                 self.encode(t, allowed_special=allowed_special, disallowed_special=disallowed_special) for t in texts
@@ -382,7 +382,9 @@ class SentencePieceTokenizer(Tokenizer):
         return self._engine_call(self._engine.encode_batch, normalized, threads)
 
     def encode_to_array(self, text: str, *, dtype=None, num_threads=None) -> np.ndarray:
-        return np.asarray(self.encode_ordinary(text, num_threads=num_threads), dtype=dtype or self.array_dtype)
+        dtype = np.dtype(dtype or self.array_dtype)
+        self._check_ids_fit(dtype)  # uint16 or uint32, as Tokenizer's: not numpy's overflow error
+        return np.asarray(self.encode_ordinary(text, num_threads=num_threads), dtype=dtype)
 
     # -- decoding --------------------------------------------------------------------------
 
@@ -455,6 +457,7 @@ class SentencePieceTokenizer(Tokenizer):
 
     def token_string(self, token_id: int) -> str:
         """The piece as sentencepiece shows it (``▁the``, ``<0x0A>``, ``<s>``)."""
+        token_id = checked_id(token_id)
         value = self._sp.token_value(token_id)
         if value is None:
             raise self._id_error(token_id, 0)

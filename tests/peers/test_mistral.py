@@ -186,6 +186,22 @@ def test_control_pieces_are_special_tokens(sp_pair):
     assert tok.encode_ordinary("<s>") == sp.encode("<s>")
 
 
+def test_sentencepiece_refuses_wrong_arguments_as_every_tokenizer_does(sp_pair):
+    # its own encode_batch, encode_to_array, token_string and decode skipped the Tokenizer's checks
+    tok, _ = sp_pair
+    with pytest.raises(TypeError, match=r"texts must be a list of texts, not one str; pass \[text\]"):
+        tok.encode_batch("Hello")  # was encoded character by character
+    with pytest.raises(TypeError, match="texts must be a list of texts, not NoneType"):
+        tok.encode_batch(None)
+    with pytest.raises(ValueError, match="dtype must be uint16 or uint32, not uint8"):
+        tok.encode_to_array("Hello", dtype="uint8")  # was numpy's OverflowError
+    for bad in (None, 1.5, "3"):
+        with pytest.raises(bytepair.errors.TokenIdError, match=f"token id {bad!r} is not an integer"):
+            tok.token_string(bad)
+    with pytest.raises(ValueError, match="errors must be the name of an error handler"):
+        tok.decode([1], errors="bogus")
+
+
 def test_v3_user_defined_pieces_stay_whole():
     path = data_file("vocab", "mistral", SP_MODELS[1])
     tok, sp = bytepair.load(path), spm.SentencePieceProcessor(model_file=str(path))
