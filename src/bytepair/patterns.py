@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import difflib
 import functools
 import unicodedata
 
@@ -121,6 +122,33 @@ def resolve_pattern(name_or_regex):
             return known, pattern
     _compiled(name_or_regex)
     return None, name_or_regex
+
+
+# What a name looks like: letters, digits, "-" and "_". As a regex such a string matches only that
+# very word, which no one pre-tokenizes by, so a user who gives one means a name and misspelt it.
+_NAME_LIKE = regex.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def check_pattern_spelling(pattern):
+    """Refuse a ``pattern`` given by a user that looks like a name but is none (``"cl100k_bas"``,
+    ``"gpt-4o-mini"``), which ``resolve_pattern`` would take as a regex matching that word alone.
+    Patterns read from files are not checked here: a file may hold any regex.
+
+    Example:
+        >>> check_pattern_spelling("cl100k_bas")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        bytepair.errors.PatternError: pattern 'cl100k_bas' is not a pattern name (did you mean 'cl100k_base'?); ...
+    """
+    if not isinstance(pattern, str) or not _NAME_LIKE.fullmatch(pattern) or _known_name(pattern) is not None:
+        return
+    names = [*PATTERNS, *ALIASES]
+    close = difflib.get_close_matches(pattern.strip().lower(), names, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise PatternError(
+        f"pattern {pattern!r} is not a pattern name{hint}; the names are {', '.join(map(repr, names))}. As a "
+        f"regex it would match only the word {pattern!r}; write (?:{pattern}) if that is what you mean"
+    )
 
 
 def _known_name(text):

@@ -26,7 +26,7 @@ from ._io import progress_shown
 from .errors import TrainingError
 from .model import MergeModel
 from .normalize import check_normalization, clean_surrogates, normalize
-from .patterns import safe_cut
+from .patterns import check_pattern_spelling, safe_cut
 from .patterns import split as regex_split
 from .special import special_token_list, strip_special
 from .threads import check_num_threads
@@ -339,6 +339,7 @@ def check_options(
         raise TrainingError(f"byte_fallback must be True or False, not {byte_fallback!r}")
     if mode == "byte" and byte_fallback:
         raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
+    check_pattern_spelling(pattern)
     base_text = _as_texts(base_text)
     _check_base(base_text, base_tokens)
     return {

@@ -181,6 +181,25 @@ def test_training_with_a_vocabulary_name_as_pattern_trains_on_the_text():
     assert tok.merges
 
 
+@pytest.mark.parametrize(
+    ("pattern", "suggestion"),
+    [("cl100k_bas", "cl100k_base"), ("gpt-4o-mini", "gpt-4o"), ("o200", "o200k"), ("bogus", None)],
+)
+def test_a_misspelt_pattern_name_is_refused_not_taken_as_a_regex_for_that_word(tmp_path, pattern, suggestion):
+    # taken as a regex, "cl100k_bas" matched nothing in the text: a tokenizer without the pattern asked for
+    from bytepair.errors import PatternError
+    from bytepair.formats import load_tiktoken, to_tiktoken
+
+    hint = f" (did you mean {suggestion!r}?)" if suggestion else ""
+    message = re.escape(f"pattern {pattern!r} is not a pattern name{hint}; the names are 'gpt2', ")
+    with pytest.raises(PatternError, match=message):
+        bytepair.train(TEXT, mode="byte", vocab_size=270, pattern=pattern)
+    to_tiktoken(bytepair.train(TEXT, mode="byte", vocab_size=270), tmp_path / "mine.tiktoken")
+    with pytest.raises(PatternError, match=message):
+        load_tiktoken(tmp_path / "mine.tiktoken", pattern=pattern)
+    assert bytepair.train(TEXT, mode="byte", vocab_size=270, pattern=f"(?:{pattern})").pattern == f"(?:{pattern})"
+
+
 @pytest.mark.parametrize("pattern", [r"\w+", r"[a-z]", r"cat|mat", r"x*"])
 def test_text_outside_a_custom_regex_is_kept_as_its_own_pieces(pattern):
     text = "the cat, sat on 7 mats! ünï"

@@ -34,6 +34,7 @@ from .._io import MAX_TOKENIZER_BYTES, check_path, read_limited
 from ..errors import FormatError
 from ..ids import MAX_ID_GAP, check_defined_id
 from ..model import RankModel, tiktoken_pair_table
+from ..patterns import check_pattern_spelling
 from ..tokenizer import Tokenizer
 
 ENDOFTEXT = "<|endoftext|>"
@@ -268,5 +269,6 @@ def load_tiktoken(path, *, pattern, special_tokens=None, name=None):
         >>> tok = load_tiktoken("mine.tiktoken", pattern="gpt2", special_tokens={"<|end|>": 300})  # doctest: +SKIP
     """
     path = Path(check_path(path))
+    check_pattern_spelling(pattern)
     _, ranks = read_rank_file(path)
     return tokenizer_from_ranks(ranks, pattern=pattern, special_tokens=special_tokens, name=name or path.stem)
