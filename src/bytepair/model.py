@@ -113,7 +113,10 @@ class MergeModel:
                 raise ValueError("byte_fallback applies to mode='char' only; byte mode never fails")
             self._base_tokens: tuple[str, ...] = ()
             return [bytes([b]) for b in range(256)]
-        self._base_tokens = tuple(base_tokens or ())
+        try:
+            self._base_tokens = tuple(base_tokens or ())
+        except TypeError:
+            raise TypeError(f"base_tokens must be a str or a list of single characters, not {base_tokens!r}") from None
         _check_base_tokens(self._base_tokens)
         return list(self._base_tokens)
 
@@ -306,6 +309,11 @@ class RankModel:
     ) -> None:
         if rule not in ("tiktoken", "hf"):
             raise ValueError(f"unknown rule {rule!r}; a RankModel encodes by 'tiktoken' or 'hf'")
+        if not isinstance(token_bytes, Mapping):
+            raise TypeError(f"token_bytes must be a dict of token bytes -> id, not {type(token_bytes).__name__}")
+        if set(map(type, token_bytes)) - {bytes}:  # a str key failed in the engine, after the checks
+            key = next(k for k in token_bytes if type(k) is not bytes)
+            raise TypeError(f"token_bytes keys must be bytes, not {type(key).__name__} {key!r:.60}")
         missing = [b for b in range(256) if bytes([b]) not in token_bytes]
         if missing:
             raise ValueError(

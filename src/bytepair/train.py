@@ -395,7 +395,11 @@ def _check_base(base_text, base_tokens):
     for extra in base_text:
         if not isinstance(extra, str):
             raise TrainingError(f"base_text must be a str or a list of str, and holds {extra!r}")
-    for token in base_tokens or ():
+    try:
+        base_tokens = list(base_tokens or ())
+    except TypeError:
+        raise TrainingError(f"base_tokens must be a str or a list of single characters, not {base_tokens!r}") from None
+    for token in base_tokens:
         if not isinstance(token, str) or len(token) != 1:
             raise TrainingError(f"base_tokens must be single characters, and holds {token!r}")
         if "\ud800" <= token <= "\udfff":

@@ -291,12 +291,34 @@ def test_a_special_token_that_could_never_match_is_refused(token, normalization,
         ({"merges": None}, "merges must be a sequence"),
         ({"byte_fallback": "no"}, "byte_fallback must be True or False, not 'no'"),
         ({"base_tokens": ["\ud800", "a"]}, "is a lone surrogate"),
+        ({"base_tokens": 3}, "base_tokens must be a str or a list of single characters, not 3"),
     ],
 )
 def test_a_model_given_by_hand_is_checked_item_by_item(options, message):
     arguments = {"mode": "char", "base_tokens": "abcd", "merges": [("a", "b")], **options}
     with pytest.raises((TypeError, ValueError), match=re.escape(message)):
         Tokenizer(**arguments)
+
+
+def test_training_names_base_tokens_that_are_no_list_of_characters():
+    with pytest.raises(TrainingError, match=r"^base_tokens must be a str or a list of single characters, not 3$"):
+        bytepair.train(TEXT, mode="char", vocab_size=40, base_tokens=3)
+
+
+BYTES = {bytes([b]): b for b in range(256)}
+
+
+@pytest.mark.parametrize(
+    ("token_bytes", "message"),
+    [
+        (None, "token_bytes must be a dict of token bytes -> id, not NoneType"),
+        ([b"a"], "token_bytes must be a dict of token bytes -> id, not list"),
+        ({**BYTES, "ab": 256}, "token_bytes keys must be bytes, not str 'ab'"),  # failed in the engine
+    ],
+)
+def test_a_rank_model_given_by_hand_names_what_is_wrong(token_bytes, message):
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        Tokenizer(bytepair.RankModel(token_bytes, rule="tiktoken"))
 
 
 def test_cli_special_is_one_token_per_flag_value(tmp_path):
