@@ -56,6 +56,11 @@ HF_SETTINGS = {
 # transformers' "no limit" model_max_length (int(1e30)), used when a file gives none.
 VERY_LARGE_INTEGER = int(1e30)
 
+# The most ids a padded batch may hold: 2**31 (16,384 rows of 131,072 tokens) is already 32 GB
+# of Python list slots for the ids and the mask. More comes from a width typed wrong
+# (max_length=10**12) and would only end in a MemoryError, or the machine swapping as lists fill.
+MAX_PADDED_IDS = 1 << 31
+
 # The named special tokens a tokenizer carries, in the order of transformers'
 # SPECIAL_TOKENS_ATTRIBUTES (bos, eos, unk, sep, pad, cls, mask), which its lists follow.
 NAMED_TOKENS = ("bos_token", "eos_token", "unk_token", "pad_token")
@@ -568,6 +573,12 @@ class DropInMixin:
             width = max_length if max_length is not None else self.model_max_length
             if width is None:
                 raise UsageError("padding='max_length' needs max_length=..., or tok.model_max_length set")
+            if max_length is None and isinstance(width, int) and width >= VERY_LARGE_INTEGER:
+                # transformers warns and pads nothing; padding to 1e30 would fail inside list()
+                raise UsageError(
+                    f"padding='max_length' needs max_length=...: this tokenizer's model_max_length is {width}, "
+                    "transformers' 'no limit' (tokenizer_config.json gives no real one)"
+                )
         else:
             raise UsageError(f"padding={padding!r}; use True, False, 'longest' or 'max_length'")
         _check_length("max_length", width)
@@ -576,6 +587,11 @@ class DropInMixin:
         _check_side("padding_side", side or self.padding_side)
         if multiple and width % multiple:
             width += multiple - width % multiple
+        if width * len(batch) > MAX_PADDED_IDS:
+            raise UsageError(
+                f"padding {len(batch)} sequence(s) to {width:,} tokens makes {width * len(batch):,} ids, more than "
+                f"the {MAX_PADDED_IDS:,} a padded batch may hold; check max_length and pad_to_multiple_of"
+            )
         pad = self.pad_token_id
         if pad is None and any(len(ids) < width for ids in batch):
             raise SpecialTokenError(

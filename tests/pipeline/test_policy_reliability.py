@@ -820,3 +820,36 @@ def test_decode_names_an_errors_value_that_is_no_error_handler_even_on_valid_tex
             call()
     assert tok.decode([104, 0xE2], errors="ignore") == "h"
     assert tok.decode([104, 0xE2], errors="backslashreplace") == "h\\xe2"
+
+
+def test_padding_to_transformers_no_limit_model_max_length_asks_for_max_length(tmp_path):
+    # Llama 3's tokenizer_config.json holds model_max_length 1e30: padding to it failed in list()
+    from bytepair.errors import UsageError
+
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270, special_tokens=["<|pad|>"])
+    tok.pad_token = "<|pad|>"
+    tok.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["model_max_length"] = 1000000000000000019884624838656
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    loaded = bytepair.formats.load_pretrained(tmp_path)
+    with pytest.raises(UsageError, match=r"padding='max_length' needs max_length=\.\.\.: .* 'no limit'"):
+        loaded(["the cat", "the"], padding="max_length")
+    assert loaded(["the cat", "the"], padding="max_length", max_length=8)["attention_mask"][1][-1] == 0
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda tok: tok(["the cat"], padding="max_length", max_length=10**12),
+        lambda tok: tok.pad({"input_ids": [[1, 2]]}, pad_to_multiple_of=10**12),
+        lambda tok: tok.pad({"input_ids": [[1, 2]] * 30_000}, padding="max_length", max_length=100_000),
+    ],
+)
+def test_padding_to_a_bogus_width_is_refused_before_building_the_lists(call):
+    from bytepair.errors import UsageError
+
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270, special_tokens=["<|pad|>"])
+    tok.pad_token = "<|pad|>"
+    with pytest.raises(UsageError, match=r"ids, more than the 2,147,483,648 a padded batch may hold"):
+        call(tok)
