@@ -721,9 +721,37 @@ def _on_plain_text(jinja_filter):
     return text_filter
 
 
+# Jinja's sandbox bounds range() (MAX_RANGE, 100,000); these bound the other ways a template makes
+# a huge value out of a small source: "x" * 10**10 (a MemoryError, or gigabytes filled) and
+# 10 ** 10000000000 (a big-int power Ctrl-C cannot stop, which Jinja would even fold while compiling).
+# A chat render is text for a model's context: far below either.
+MAX_PRODUCT_ITEMS = 1 << 24
+MAX_POWER_BITS = 1 << 16
+
+
+class _ChatEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, with ``*`` and ``**`` checked for the size of what they would make."""
+
+    intercepted_binops = frozenset({"*", "**"})
+
+    def call_binop(self, context, operator, left, right):
+        if operator == "*":
+            sequence, count = (left, right) if isinstance(right, int) else (right, left)
+            if isinstance(count, int) and isinstance(sequence, (str, list, tuple)):
+                if len(sequence) * count > MAX_PRODUCT_ITEMS:
+                    raise jinja2.exceptions.SecurityError(
+                        f"{type(sequence).__name__} of {len(sequence)} times {count} would hold more than "
+                        f"{MAX_PRODUCT_ITEMS} items"
+                    )
+        elif isinstance(left, int) and isinstance(right, int) and right > 0 and abs(left) > 1:
+            if right * abs(left).bit_length() > MAX_POWER_BITS:
+                raise jinja2.exceptions.SecurityError(f"{left} ** {right} would have more than {MAX_POWER_BITS} bits")
+        return super().call_binop(context, operator, left, right)
+
+
 @lru_cache(maxsize=1)
 def _environment():
-    environment = ImmutableSandboxedEnvironment(
+    environment = _ChatEnvironment(
         trim_blocks=True,
         lstrip_blocks=True,
         extensions=[_GenerationBlock, jinja2.ext.loopcontrols],

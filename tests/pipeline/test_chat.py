@@ -528,6 +528,28 @@ def test_templates_run_sandboxed(template, reason):
     assert messages == [{"role": "user", "content": "hi"}]
 
 
+@pytest.mark.parametrize(
+    "template, reason",
+    [
+        ("{{ 'x' * 10**10 }}", "str of 1 times 10000000000 would hold more than 16777216 items"),
+        ("{{ 10**10 * [0] }}", "list of 1 times 10000000000 would hold more than"),
+        ("{% set n = 10**8 %}{{ messages[0].content * n }}", "str of 2 times 100000000 would hold more than"),
+        ("{{ 10 ** 10000000000 }}", "10 ** 10000000000 would have more than 65536 bits"),
+    ],
+)
+def test_a_template_cannot_make_a_huge_value_out_of_a_small_source(template, reason):
+    # as the sandbox bounds range(): "x" * 10**10 filled gigabytes, 10 ** 10**10 never ended
+    with pytest.raises(ChatTemplateError, match=re.escape(f"chat template failed to render: {reason}")):
+        render_chat([{"role": "user", "content": "hi"}], template)
+
+
+def test_templates_still_multiply_and_raise_to_powers_of_a_sane_size():
+    template = (
+        "{{ '=' * 3 }}{{ 3 * 'ab' }}{{ [1, 2] * 2 }}{{ 2 * 3 }}{{ 2 ** 10 }}{{ 2.5 ** 2 }}{{ messages[0].content * 2 }}"
+    )
+    assert render_chat([{"role": "user", "content": "hi"}], template) == "===ababab[1, 2, 1, 2]610246.25hihi"
+
+
 # --- through a tokenizer ----------------------------------------------------------------------
 
 CORPUS = (
