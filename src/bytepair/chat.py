@@ -68,6 +68,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from .dropin import BatchEncoding, _as_tensor
 from .errors import ChatTemplateError
+from .ids import plain_int
 from .normalize import normalize
 from .special import special_token_list, split_on_special
 
@@ -350,6 +351,7 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     built-in templates mark each assistant content and its end-of-turn token); a template
     without it gives no labels, which is refused rather than training on nothing.
     """
+    max_length = plain_int(max_length)
     if max_length is not None and (not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 1):
         raise ChatTemplateError(f"max_length must be a positive integer or None, not {max_length!r}")
     if isinstance(conversations, (str, dict)) or not hasattr(conversations, "__iter__"):

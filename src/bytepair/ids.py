@@ -73,6 +73,17 @@ def check_defined_ids(ids, *, count, what, error=TokenIdError):
         check_defined_id(token_id, count=count, what=what(key), error=error)
 
 
+def plain_int(value):
+    """A numpy integer as the Python int it holds (``np.int64(512)`` from an array or a sweep is
+    an integer), anything else as it is, for the checks that follow.
+
+    Example:
+        >>> plain_int(np.int64(300)), plain_int(1.5)
+        (300, 1.5)
+    """
+    return int(value) if isinstance(value, np.integer) else value
+
+
 def checked_id(token_id):
     """One token id as a Python int >= 0 (numpy integers too), or ``TokenIdError``: a bool,
     a float or a negative id never indexes a table from its end.

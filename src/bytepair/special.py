@@ -22,6 +22,7 @@ import functools
 import regex
 
 from .errors import DisallowedSpecialTokenError, SpecialTokenError
+from .ids import plain_int
 
 
 @functools.lru_cache(maxsize=64)
@@ -55,7 +56,7 @@ def special_token_list(special_tokens, where="special_tokens"):
     elif isinstance(special_tokens, (bytes, bytearray)):
         raise SpecialTokenError(f"{where} must be strings, not bytes {special_tokens!r}; decode them first")
     elif isinstance(special_tokens, dict):
-        special_tokens = dict(special_tokens)
+        special_tokens = {token: plain_int(token_id) for token, token_id in special_tokens.items()}
     else:
         try:
             special_tokens = list(special_tokens)

@@ -36,7 +36,7 @@ from .errors import (
     TrainingError,
     UnknownCharactersError,
 )
-from .ids import check_defined_id, checked_id, checked_ids
+from .ids import check_defined_id, checked_id, checked_ids, plain_int
 from .model import MODES, RULES, MergeModel, RankModel
 from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import UNICODE_BY_RULE, resolve_pattern
@@ -207,6 +207,7 @@ class Tokenizer(DropInMixin):
                 f"prefix needs a tokenizer trained here (an ordered merge list); {self.name or 'this vocabulary'!r} "
                 "was loaded from another library's ranks, whose ids are not built by merges in order"
             )
+        vocab_size = plain_int(vocab_size)
         if not isinstance(vocab_size, int) or isinstance(vocab_size, bool):
             raise TrainingError(f"vocab_size must be an integer, not {vocab_size!r}")
         values = [bytes([b]) for b in range(256)] if self.mode == "byte" else list(self.base_tokens)

@@ -24,6 +24,7 @@ from . import _engine
 from ._gc import gc_paused
 from ._io import progress_shown
 from .errors import TrainingError
+from .ids import plain_int
 from .model import MergeModel
 from .normalize import check_normalization, clean_surrogates, normalize
 from .patterns import check_pattern_spelling, safe_cut
@@ -319,6 +320,7 @@ def check_options(
     check_normalization(normalization)
     if mode not in ("char", "byte"):
         raise TrainingError(f"unknown mode {mode!r}; use 'char' or 'byte'")
+    vocab_size, min_frequency, max_chars = plain_int(vocab_size), plain_int(min_frequency), plain_int(max_chars)
     if not isinstance(vocab_size, int) or isinstance(vocab_size, bool) or not 1 <= vocab_size <= MAX_VOCAB_SIZE:
         raise TrainingError(
             f"vocab_size must be an integer from 1 to {MAX_VOCAB_SIZE} (ids are 32-bit), not {vocab_size!r}"

@@ -407,6 +407,32 @@ def test_num_threads_may_be_a_numpy_integer_as_token_ids_may():
         tok.encode_batch(texts, num_threads=np.bool_(True))
 
 
+def test_sizes_and_special_ids_may_be_numpy_integers_as_token_ids_may():
+    # vocab_size from a numpy sweep (np.arange(...)) was "must be an integer, not np.int64(280)"
+    from bytepair.chat import encode_conversations, template_special_tokens
+
+    sizes = np.arange(270, 290, 10)
+    plain = bytepair.train(
+        TEXT, mode="byte", vocab_size=280, min_frequency=2, max_chars=500, special_tokens={"<|e|>": 300}
+    )
+    trained = bytepair.train(
+        TEXT,
+        mode="byte",
+        vocab_size=sizes[1],
+        min_frequency=np.int32(2),
+        max_chars=np.uint32(500),
+        special_tokens={"<|e|>": np.int64(300)},
+    )
+    assert trained.fingerprint == plain.fingerprint
+    assert trained.prefix(sizes[0]).fingerprint == plain.prefix(270).fingerprint
+    chat = bytepair.train(TEXT, mode="byte", vocab_size=280, special_tokens=template_special_tokens("chatml"))
+    conversation = [[{"role": "user", "content": "the cat"}, {"role": "assistant", "content": "sat"}]]
+    as_numpy = encode_conversations(chat, conversation, template="chatml", max_length=np.int64(100))
+    assert as_numpy == encode_conversations(chat, conversation, template="chatml", max_length=100)
+    with pytest.raises(TrainingError, match="not np.True_"):
+        bytepair.train(TEXT, mode="byte", vocab_size=np.bool_(True))
+
+
 def test_num_threads_on_train_gives_the_same_tokenizer():
     one = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=1)
     three = bytepair.train(TEXT * 5, mode="byte", vocab_size=300, pattern="gpt2", num_threads=3)
