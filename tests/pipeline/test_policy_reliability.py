@@ -879,3 +879,19 @@ def test_padding_to_a_bogus_width_is_refused_before_building_the_lists(call):
     tok.pad_token = "<|pad|>"
     with pytest.raises(UsageError, match=r"ids, more than the 2,147,483,648 a padded batch may hold"):
         call(tok)
+
+
+def test_load_and_save_pretrained_name_a_path_that_is_no_folder(tmp_path, monkeypatch):
+    from bytepair.errors import FormatError
+    from bytepair.formats import load_pretrained
+
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    tok.save(tmp_path / "tok.json")
+    with pytest.raises(FormatError, match=r"tok\.json is a file; load_pretrained takes a tokenizer folder"):
+        load_pretrained(tmp_path / "tok.json")  # was "no tokenizer.json ... in this folder"
+    with pytest.raises(FormatError, match=r"missing: no such folder$"):
+        load_pretrained(tmp_path / "missing")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match="the folder is empty; give a folder name"):
+        tok.save_pretrained("")  # was written into the current folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.json"]

@@ -124,6 +124,12 @@ def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
         '<|end_of_text|>'
     """
     folder = Path(check_path(folder, "folder"))
+    if not folder.is_dir():  # "no tokenizer.json in this folder" misled for a file or a typo
+        if folder.exists():
+            raise FormatError(
+                f"{folder} is a file; load_pretrained takes a tokenizer folder (bytepair.load({str(folder)!r}) reads a file)"
+            )
+        raise FormatError(f"{folder}: no such folder")
     ours, theirs = folder / ARTIFACT_NAME, folder / "tokenizer.json"
     if ours.is_file():
         tokenizer = _json_file(ours, None)

@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -56,7 +57,10 @@ def save_pretrained(tokenizer: Any, folder: str | os.PathLike, *, drop_unknown: 
     where a ``*_token`` setting names no token of this vocabulary.
     """
     check_tokenizer(tokenizer)
-    folder = Path(check_path(folder, "folder"))
+    folder = check_path(folder, "folder")
+    if not folder:  # Path("") is the current folder, which no one asking for a folder meant
+        raise FileNotFoundError(errno.ENOENT, "the folder is empty; give a folder name (it is made if missing)")
+    folder = Path(folder)
     if folder.exists() and not folder.is_dir():
         raise FormatError(f"{folder} is a file; save_pretrained needs a folder")
     settings = _checked_settings(tokenizer)
