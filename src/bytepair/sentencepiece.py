@@ -382,8 +382,7 @@ class SentencePieceTokenizer(Tokenizer):
         return self._engine_call(self._engine.encode_batch, normalized, threads)
 
     def encode_to_array(self, text: str, *, dtype=None, num_threads=None) -> np.ndarray:
-        dtype = np.dtype(dtype or self.array_dtype)
-        self._check_ids_fit(dtype)  # uint16 or uint32, as Tokenizer's: not numpy's overflow error
+        dtype = self._array_dtype(dtype)  # uint16 or uint32, as Tokenizer's: not numpy's overflow error
         return np.asarray(self.encode_ordinary(text, num_threads=num_threads), dtype=dtype)
 
     # -- decoding --------------------------------------------------------------------------

@@ -480,8 +480,7 @@ class Tokenizer(DropInMixin):
             ([5, 1, 3], [0, 3, 4])
         """
         threads = check_num_threads(num_threads)
-        dtype = np.dtype(dtype or self.array_dtype)
-        self._check_ids_fit(dtype)
+        dtype = self._array_dtype(dtype)
         if type(self)._encode_ordinary is not Tokenizer._encode_ordinary:
             # a subclass's own encoding (SentencePiece's spaces as "▁") is not the engine's batch;
             # its encode_batch normalizes and checks the texts itself
@@ -554,8 +553,7 @@ class Tokenizer(DropInMixin):
         """Ordinary text to a numpy id array: ``uint16`` when every id fits, else ``uint32``;
         threads as in ``encode``."""
         threads = None if num_threads is None else check_num_threads(num_threads)
-        dtype = np.dtype(dtype or self.array_dtype)
-        self._check_ids_fit(dtype)
+        dtype = self._array_dtype(dtype)
         text = self._normalized(text)
         if self._regex_pattern is not None:
             return np.asarray(self._encode_ordinary(text), dtype=dtype)
@@ -566,11 +564,17 @@ class Tokenizer(DropInMixin):
         """The smallest unsigned dtype that holds every id: uint16 or uint32."""
         return "uint16" if self.vocab_size <= 2**16 else "uint32"
 
-    def _check_ids_fit(self, dtype):
+    def _array_dtype(self, dtype):
+        """``dtype`` (default ``array_dtype``) as a numpy dtype that holds every id, or ValueError."""
+        try:
+            dtype = np.dtype(dtype or self.array_dtype)
+        except TypeError:  # numpy's "data type 'x' not understood" named no argument
+            raise ValueError(f"dtype must be uint16 or uint32, not {dtype!r}") from None
         if dtype.name not in ("uint16", "uint32"):
             raise ValueError(f"dtype must be uint16 or uint32, not {dtype}")
         if dtype.itemsize * 8 < 32 and self.vocab_size > 2**16:
             raise ValueError(f"vocab_size {self.vocab_size} does not fit in {dtype}; use uint32")
+        return dtype
 
     def encode_tokens(
         self,

@@ -895,3 +895,14 @@ def test_load_and_save_pretrained_name_a_path_that_is_no_folder(tmp_path, monkey
     with pytest.raises(FileNotFoundError, match="the folder is empty; give a folder name"):
         tok.save_pretrained("")  # was written into the current folder
     assert sorted(p.name for p in tmp_path.iterdir()) == ["tok.json"]
+
+
+@pytest.mark.parametrize("dtype", ["bogus", 5, "uint8", np.float32, "int64"])
+def test_an_array_dtype_that_cannot_hold_the_ids_is_named(dtype):
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    for call in (
+        lambda: tok.encode_to_array("the cat", dtype=dtype),
+        lambda: tok.encode_batch_to_array(["the"], dtype=dtype),
+    ):
+        with pytest.raises(ValueError, match=r"^dtype must be uint16 or uint32, not "):
+            call()
