@@ -277,13 +277,16 @@ class DropInMixin:
 
         if isinstance(tokens, str):
             return known(tokens)
-        return [known(token) for token in tokens]
+        if isinstance(tokens, (bytes, bytearray)):  # iterated, its bytes would be ints: all None
+            raise TypeError(f"tokens must be a token string or a list of them, not {type(tokens).__name__}")
+        return [known(token) for token in listed(tokens, "tokens must be a token string or a list of them")]
 
     def convert_ids_to_tokens(self, ids: int | Iterable[int]) -> str | None | list[str | None]:
         """``id_to_token`` over one id or a list (``transformers``)."""
         if isinstance(ids, (int, np.integer)):
-            return self.id_to_token(int(ids))
-        return [self.id_to_token(int(token_id)) for token_id in ids]
+            return self.id_to_token(ids)
+        # decode's checks, not int(): "123" was three ids, 1.5 the id 1
+        return [self.id_to_token(token_id) for token_id in self._checked_ids(ids)]
 
     # -- Hugging Face: special tokens, token strings, decoding ---------------------------
 

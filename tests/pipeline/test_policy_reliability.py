@@ -906,3 +906,21 @@ def test_an_array_dtype_that_cannot_hold_the_ids_is_named(dtype):
     ):
         with pytest.raises(ValueError, match=r"^dtype must be uint16 or uint32, not "):
             call()
+
+
+@pytest.mark.parametrize("ids", ["104", [104.0], [True], None, {104, 105}])
+def test_convert_ids_to_tokens_checks_ids_as_decode_does(ids):
+    # int() took "104" as three ids and 104.0 as one; a set went in hash order
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    with pytest.raises(TokenIdError):
+        tok.convert_ids_to_tokens(ids)
+    assert tok.convert_ids_to_tokens(np.array([104, 105])) == tok.convert_ids_to_tokens([104, 105]) == ["h", "i"]
+
+
+@pytest.mark.parametrize("tokens", [None, b"ab", 3])
+def test_convert_tokens_to_ids_names_what_is_no_list_of_token_strings(tokens):
+    tok = bytepair.train(TEXT, mode="byte", vocab_size=270)
+    with pytest.raises(
+        TypeError, match=f"^tokens must be a token string or a list of them, not {type(tokens).__name__}$"
+    ):
+        tok.convert_tokens_to_ids(tokens)
