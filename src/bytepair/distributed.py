@@ -119,14 +119,16 @@ def connect(ray_address=None, *, num_cpus=None):
 
 
 def _check_answers(address, timeout=10, answer_timeout=5):
-    """A cluster's own address (``HOST:PORT``, as ``ray start --head`` prints it) must answer, and
-    answer as a Ray head: where nothing listens, or another server does (a web server, SSH),
-    ``ray.init`` retries for minutes (20 tries of about 35 s each, logging each). The head's GCS
-    speaks gRPC, HTTP/2 without TLS: it answers a client's connection preface with a SETTINGS
-    frame, which a server of another protocol does not."""
-    host, _, port = address.rpartition(":")
-    if "://" in address or not host or not port.isdigit():
-        return  # "auto", ray://, or no address at all: Ray answers at once or times out by itself
+    """A cluster's own address (``HOST:PORT``, as ``ray start --head`` prints it, or
+    ``ray://HOST:PORT``) must answer, and answer as Ray: where nothing listens, or another server
+    does (a web server, SSH), ``ray.init`` retries for minutes (20 tries of about 35 s each,
+    logging each; a Ray Client address 30 s). The head's GCS and its Ray Client server speak
+    gRPC, HTTP/2 without TLS: they answer a client's connection preface with a SETTINGS frame,
+    which a server of another protocol does not."""
+    scheme, _, rest = address.rpartition("://")
+    host, _, port = rest.rpartition(":")
+    if scheme not in ("", "ray") or not host or not port.isdigit():
+        return  # "auto", another scheme, or no address at all: Ray answers at once or refuses it
     try:
         connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as error:

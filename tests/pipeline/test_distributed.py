@@ -298,15 +298,17 @@ def a_server(kind):
 
 
 @pytest.mark.parametrize(
-    "kind, said",
+    "kind, scheme, said",
     [
-        ("http", "it answered '"),
-        ("silent", "it accepted the connection but sent nothing back within"),
-        ("ssh", "it answered 'SSH-2.0-OpenSSH_9.6'"),
+        ("http", "", "it answered '"),
+        ("silent", "", "it accepted the connection but sent nothing back within"),
+        ("ssh", "", "it answered 'SSH-2.0-OpenSSH_9.6'"),
+        ("ssh", "ray://", "it answered 'SSH-2.0-OpenSSH_9.6'"),
     ],
 )
-def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_once(tmp_path, kind, said):
-    """Ray itself would wait for its GCS there for minutes; the head's GCS speaks HTTP/2."""
+def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_once(tmp_path, kind, scheme, said):
+    """Ray itself would wait for its GCS there for minutes (a Ray Client for 30 s); the head's
+    GCS and its Ray Client server speak HTTP/2."""
     import subprocess
     import sys
 
@@ -317,7 +319,7 @@ def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_on
     command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
     with a_server(kind) as port:
         result = subprocess.run(
-            [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"127.0.0.1:{port}"],
+            [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"{scheme}127.0.0.1:{port}"],
             capture_output=True,
             text=True,
             env=package_env(),
@@ -326,7 +328,8 @@ def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_on
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(
-        f"error: could not connect to Ray at '127.0.0.1:{port}' (127.0.0.1:{port} did not answer as a Ray cluster: {said}"
+        f"error: could not connect to Ray at '{scheme}127.0.0.1:{port}' (127.0.0.1:{port} did not answer as a Ray "
+        f"cluster: {said}"
     ), line
     assert not (tmp_path / "out").exists()
 
