@@ -170,6 +170,34 @@ def test_a_folder_with_gpt2_files_only(tmp_path):
 
 
 @pytest.mark.data
+def test_gpt2s_own_folder_loads_without_a_name(tmp_path):
+    # OpenAI's GPT-2 folder (encoder.json and vocab.bpe) is one tokenizer, as a folder with a
+    # tokenizer.json is; it was refused as a folder to name a vocabulary from
+    source = data_file("vocab/gpt2")
+    for name in ("encoder.json", "vocab.bpe"):
+        (tmp_path / name).symlink_to(source / name)
+    assert bytepair.load(tmp_path).encode("hello world") == [31373, 995]
+
+
+def test_a_folder_of_vocabularies_names_them_and_how_to_load_one(tmp_path):
+    for name in ("cl100k_base.tiktoken", "tekken.json"):
+        (tmp_path / name).write_text("", encoding="utf-8")
+    (tmp_path / "llama" / "tokenizer.json").parent.mkdir()
+    (tmp_path / "llama" / "tokenizer.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("", encoding="utf-8")
+    with pytest.raises(FormatError) as raised:
+        bytepair.load(tmp_path)
+    message = str(raised.value)
+    assert "(cl100k_base.tiktoken, llama/, tekken.json), not one tokenizer" in message
+    assert (
+        f"load('cl100k_base', path={str(tmp_path)!r}), or load({str(tmp_path / 'cl100k_base.tiktoken')!r})" in message
+    )
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FormatError, match="is a folder with no tokenizer in it"):
+        bytepair.load(tmp_path / "empty")
+
+
+@pytest.mark.data
 def test_the_vocab_dir_variable_is_searched_before_downloading(monkeypatch, tmp_path):
     monkeypatch.setenv("BYTEPAIR_VOCAB_DIR", str(data_file("vocab")))
     tokenizer = formats.load("cl100k", cache_dir=tmp_path, base_url=f"http://127.0.0.1:{closed_port()}")

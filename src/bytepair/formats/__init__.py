@@ -192,14 +192,35 @@ def is_tokenizer_folder(path):
     return (path / "tokenizer.json").is_file() or (path / ARTIFACT_NAME).is_file()
 
 
+def _folder_without_one_tokenizer(path):
+    """What to say of a folder that holds no one tokenizer: the vocabularies it holds, and how to
+    load one of them."""
+
+    def is_vocabulary(entry):
+        if entry.is_dir():
+            return is_tokenizer_folder(entry) or (entry / "encoder.json").is_file()
+        return entry.suffix in (".tiktoken", ".json") or ".model" in entry.name
+
+    held = sorted(entry.name + ("/" if entry.is_dir() else "") for entry in path.iterdir() if is_vocabulary(entry))
+    if not held:
+        return f"{path} is a folder with no tokenizer in it (no tokenizer.json, .tiktoken, .model or .json file)"
+    shown = ", ".join(held[:6]) + (f" and {len(held) - 6} more" if len(held) > 6 else "")
+    named = [Path(h).stem for h in held if h.endswith(".tiktoken") and Path(h).stem in TIKTOKEN_VOCABULARIES]
+    by_name = f"load({named[0]!r}, path={str(path)!r}), or " if named else ""
+    return (
+        f"{path} is a folder of vocabularies ({shown}), not one tokenizer; load one of them, e.g. "
+        f"{by_name}load({str(path / held[0].rstrip('/'))!r})"
+    )
+
+
 def _load_path(path, name):
     if path.is_dir():
         if name is None and is_tokenizer_folder(path):
             return load_pretrained(path)
+        if name is None and (path / "encoder.json").is_file() and (path / "vocab.bpe").is_file():
+            return load_gpt2_files(path / "encoder.json", path / "vocab.bpe", name="gpt2")  # OpenAI's GPT-2 folder
         if name is None:
-            raise FormatError(
-                f"{path} is a folder; name the vocabulary to load from it, e.g. load('cl100k_base', path={str(path)!r})"
-            )
+            raise FormatError(_folder_without_one_tokenizer(path))
         file = _find_in_folder(path, name)
         if file is None:
             raise FormatError(f"{path}: no file for {name!r}; looked for {', '.join(_candidates(name))}")
