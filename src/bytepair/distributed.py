@@ -407,7 +407,11 @@ def encode_corpus(
         not isinstance(num_workers, int) or isinstance(num_workers, bool) or num_workers < 1
     ):
         raise UsageError(f"num_workers must be a positive integer, not {num_workers!r}")
+    if isinstance(ray_address, str) and ray_address.startswith("ray://"):
+        raise UsageError(_NO_RAY_CLIENT.format(address=repr(ray_address)))
     ray = connect(ray_address)
+    if ray.util.client.ray.is_connected():  # connected through Ray Client by the caller, or by RAY_ADDRESS
+        raise UsageError(_NO_RAY_CLIENT.format(address="a Ray Client connection"))
     if num_workers is None:
         cpus = int(ray.cluster_resources().get("CPU", 1))
         num_workers = max(1, cpus // threads_per_worker)
@@ -434,6 +438,16 @@ def encode_corpus(
             progress=progress,
             log=log,
         )
+
+
+# Ray Data's tasks need the driver to be a worker of the cluster, which a Ray Client driver is
+# not ("'Worker' object has no attribute 'core_worker'"; ray-project/ray#42739, #48682).
+_NO_RAY_CLIENT = (
+    "encode-corpus cannot run through Ray Client ({address}): Ray Data, which reads and encodes "
+    "the inputs, needs the driver on a machine of the cluster; run the command there with --ray "
+    "auto or --ray HOST:6379 (the head's address), or submit it as a Ray job "
+    "(train --ray ray://HOST:10001 works)"
+)
 
 
 class _RayPipeline(_corpus.PipelineBase):

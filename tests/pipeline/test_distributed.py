@@ -379,6 +379,30 @@ def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_encode_corpus_through_ray_client_is_refused_before_connecting(tmp_path):
+    # Ray Data does not run under Ray Client: it failed with Ray's traceback from inside
+    import subprocess
+    import sys
+
+    from datafiles import package_env
+
+    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
+    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
+    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
+    result = subprocess.run(
+        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", "ray://127.0.0.1:10001"],
+        capture_output=True,
+        text=True,
+        env=package_env(),
+        timeout=300,
+    )
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: encode-corpus cannot run through Ray Client ('ray://127.0.0.1:10001')")
+    assert "--ray HOST:6379" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_characters_outside_a_char_alphabet_are_skipped_as_on_one_machine(local_ray, small, tmp_path, capfd):
     folder, documents = small
     tokenizer = bytepair.train(documents, mode="char", vocab_size=200, special_tokens=["<|endoftext|>"])
