@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import contextvars
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime
 from functools import lru_cache
@@ -731,13 +732,69 @@ MAX_PRODUCT_ITEMS = 1 << 24
 MAX_POWER_BITS = 1 << 16
 
 
-class _ChatEnvironment(ImmutableSandboxedEnvironment):
-    """The sandbox, with ``*`` and ``**`` checked for the size of what they would make."""
+# A number in a format string (a width or precision: "%10000000000s", "{:>10000000000}").
+_FORMAT_NUMBER = re.compile(r"%[^a-zA-Z%]*?(\d+)|\{[^{}]*?(\d+)[^{}]*\}")
 
-    intercepted_binops = frozenset({"*", "**"})
+
+def _check_sizes(numbers, what):
+    """Refuse a width, count or length past ``MAX_PRODUCT_ITEMS`` given to ``what``."""
+    for number in numbers:
+        if isinstance(number, int) and not isinstance(number, bool) and number > MAX_PRODUCT_ITEMS:
+            raise jinja2.exceptions.SecurityError(f"{what} given {number}, more than {MAX_PRODUCT_ITEMS} items")
+
+
+def _check_format(text, what):
+    if isinstance(text, str):
+        _check_sizes((int(n) for match in _FORMAT_NUMBER.finditer(text) for n in match.groups() if n), what)
+
+
+def _sized(function, what):
+    """``function`` (a filter or global that makes text of a size it is given: center, indent,
+    wordwrap, lipsum), refusing a size past ``MAX_PRODUCT_ITEMS``."""
+
+    def checked(*args, **kwargs):
+        _check_sizes((*args, *kwargs.values()), what)
+        if what == "format" and args:
+            _check_format(args[0], what)  # "%10000000000s"|format("x")
+        return function(*args, **kwargs)
+
+    for attribute in ("jinja_pass_arg",):
+        if hasattr(function, attribute):
+            setattr(checked, attribute, getattr(function, attribute))
+    return checked
+
+
+def _lipsum(n=5, *args, **kwargs):
+    """Jinja's ``lipsum``, of at most ``MAX_LIPSUM`` paragraphs (a million took 47 s)."""
+    if isinstance(n, int) and n > MAX_LIPSUM:
+        raise jinja2.exceptions.SecurityError(f"lipsum given {n} paragraphs, more than {MAX_LIPSUM}")
+    return jinja2.utils.generate_lorem_ipsum(n, *args, **kwargs)
+
+
+MAX_LIPSUM = 1000
+
+
+class _ChatEnvironment(ImmutableSandboxedEnvironment):
+    """The sandbox, with ``*``, ``**``, ``%`` and sized calls (``str.center``, ``str.format``,
+    ``lipsum``...) checked for the size of what they would make."""
+
+    intercepted_binops = frozenset({"*", "**", "%"})
+
+    def call(self, __context, __obj, *args, **kwargs):
+        target = getattr(__obj, "__wrapped__", __obj)  # the sandbox's wrapper of str.format keeps it there
+        owner = getattr(target, "__self__", None)
+        if isinstance(owner, str):  # "x".center(10**10), "{:>10000000000}".format("x")
+            name = getattr(target, "__name__", "a method")
+            _check_sizes((*args, *kwargs.values()), f"str.{name}")
+            if name in ("format", "format_map"):
+                _check_format(owner, f"str.{name}")
+        return super().call(__context, __obj, *args, **kwargs)
 
     def call_binop(self, context, operator, left, right):
-        if operator == "*":
+        if operator == "%":
+            _check_format(left, "%")
+            _check_sizes(right if isinstance(right, tuple) else (right,), "%")
+        elif operator == "*":
             sequence, count = (left, right) if isinstance(right, int) else (right, left)
             if isinstance(count, int) and isinstance(sequence, (str, list, tuple)):
                 if len(sequence) * count > MAX_PRODUCT_ITEMS:
@@ -761,6 +818,9 @@ def _environment():
     for name in _TEXT_FILTERS:
         environment.filters[name] = _on_plain_text(environment.filters[name])
     environment.filters["tojson"] = _tojson
+    for name in ("center", "indent", "format"):
+        environment.filters[name] = _sized(environment.filters[name], name)
+    environment.globals["lipsum"] = _lipsum
     environment.globals["raise_exception"] = _raise_exception
     environment.globals["strftime_now"] = _strftime_now
     environment.globals["dict"] = _TemplateDict()

@@ -535,6 +535,16 @@ def test_templates_run_sandboxed(template, reason):
         ("{{ 10**10 * [0] }}", "list of 1 times 10000000000 would hold more than"),
         ("{% set n = 10**8 %}{{ messages[0].content * n }}", "str of 2 times 100000000 would hold more than"),
         ("{{ 10 ** 10000000000 }}", "10 ** 10000000000 would have more than 65536 bits"),
+        ("{{ '%10000000000s' % 'x' }}", "% given 10000000000, more than 16777216 items"),
+        ("{{ '%*s' % (10000000000, 'x') }}", "% given 10000000000"),
+        ("{{ '{:>10000000000}'.format('x') }}", "str.format given 10000000000"),
+        ("{{ '{a:>10000000000}'.format_map({'a': 'x'}) }}", "str.format_map given 10000000000"),
+        ("{{ 'x'.center(10**10) }}", "str.center given 10000000000"),
+        ("{{ 'x'.zfill(10**10) }}", "str.zfill given 10000000000"),
+        ("{{ 'x'|center(10**10) }}", "center given 10000000000"),
+        ("{{ 'a\nb'|indent(10**10) }}", "indent given 10000000000"),
+        ("{{ '%10000000000s'|format('x') }}", "format given 10000000000"),
+        ("{{ lipsum(10**6) }}", "lipsum given 1000000 paragraphs, more than 1000"),
     ],
 )
 def test_a_template_cannot_make_a_huge_value_out_of_a_small_source(template, reason):
@@ -548,6 +558,9 @@ def test_templates_still_multiply_and_raise_to_powers_of_a_sane_size():
         "{{ '=' * 3 }}{{ 3 * 'ab' }}{{ [1, 2] * 2 }}{{ 2 * 3 }}{{ 2 ** 10 }}{{ 2.5 ** 2 }}{{ messages[0].content * 2 }}"
     )
     assert render_chat([{"role": "user", "content": "hi"}], template) == "===ababab[1, 2, 1, 2]610246.25hihi"
+    template = "{{ '%5s|%d' % ('ab', 3) }}{{ 'x'|center(5) }}{{ '{:>4}'.format('y') }}{{ 'x'.ljust(3) }}|"
+    assert render_chat([{"role": "user", "content": "hi"}], template) == "   ab|3" + "  x  " + "   y" + "x  |"
+    assert len(render_chat([{"role": "user", "content": "hi"}], "{{ lipsum(3, html=False) }}")) > 0
 
 
 # --- through a tokenizer ----------------------------------------------------------------------
