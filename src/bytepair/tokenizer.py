@@ -795,4 +795,14 @@ def text_list(texts, name="texts"):
     if isinstance(texts, (bytes, bytearray)):
         # iterated, bytes are ints: the error named an int, not what was passed
         raise TypeError(f"{name} must be a list of texts (str), not {type(texts).__name__}; decode it first")
+    if isinstance(texts, Mapping):  # a dataset row or batch: iterated, only its keys would be encoded
+        raise TypeError(
+            f"{name} must be a list of texts, not a {type(texts).__name__} (its keys would be taken as "
+            f"the texts: {_keys(texts)}); pass its column of texts, e.g. batch['text']"
+        )
     return listed(texts, f"{name} must be a list of texts")
+
+
+def _keys(mapping):
+    keys = [repr(k) for k in list(mapping)[:3]]
+    return ", ".join(keys) + (", ..." if len(mapping) > 3 else "")

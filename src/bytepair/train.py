@@ -372,6 +372,11 @@ def _documents(text, max_chars):
         raise TrainingError(
             f"training text must be a str or an iterable of str, not {type(text).__name__}; decode it first"
         )
+    elif isinstance(text, Mapping):  # iterated, only its keys (words of a count table, a row's fields)
+        raise TrainingError(
+            f"training text must be a str or an iterable of str, not a {type(text).__name__}, whose keys "
+            "alone would be trained on; pass the texts themselves"
+        )
     else:
         try:
             documents = iter(text)

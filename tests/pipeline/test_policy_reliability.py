@@ -583,6 +583,12 @@ def test_decode_batch_checks_num_threads_as_encode_batch_does(threads):
         (lambda tok: tok.encode_batch_to_array("hello"), "not one str; pass [text]"),
         (lambda tok: tok.encode_batch(b"hello"), "texts must be a list of texts (str), not bytes; decode it first"),
         (lambda tok: tok.encode_batch_to_array(b"hello"), "texts must be a list of texts (str), not bytes"),
+        # a dataset batch: only its keys were encoded
+        (
+            lambda tok: tok.encode_batch({"text": ["a b"], "id": [1]}),
+            "not a dict (its keys would be taken as the texts",
+        ),
+        (lambda tok: tok.encode_batch_to_array({"text": ["a b"]}), "pass its column of texts, e.g. batch['text']"),
         (lambda tok: tok.decode_batch(None), "batch must be a list of id sequences, not NoneType"),
         (lambda tok: tok.encode_single_token(None), "takes a str or bytes, not NoneType"),
     ],
@@ -592,6 +598,13 @@ def test_a_batch_call_given_none_or_one_str_names_what_it_takes(call, message):
     tok = bytepair.train(TEXT, mode="byte", vocab_size=260)
     with pytest.raises(TypeError, match=re.escape(message)):
         call(tok)
+
+
+def test_training_on_a_dict_is_refused_rather_than_on_its_keys():
+    from bytepair.errors import TrainingError
+
+    with pytest.raises(TrainingError, match="not a dict, whose keys alone would be trained on"):
+        bytepair.train({"hello world": 3, "goodbye": 2}, mode="byte", vocab_size=260)
 
 
 def test_encode_conversations_given_none_is_a_chat_template_error():
