@@ -391,7 +391,8 @@ class SentencePieceTokenizer(Tokenizer):
         """Ids to text as ``sentencepiece`` decodes them: the dummy prefix dropped, control
         pieces invisible, ``<unk>`` as `` ⁇ ``, each invalid byte piece as U+FFFD.
 
-        ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8;
+        ``errors="strict"`` raises ``UnicodeDecodeError`` where byte pieces are not UTF-8, and
+        another handler (``"ignore"``...) treats them as ``bytes.decode`` does;
         ``skip_special_tokens`` as in ``Tokenizer.decode``.
         """
         check_errors(errors)
@@ -402,6 +403,8 @@ class SentencePieceTokenizer(Tokenizer):
                 raise self._id_error(token_id, position)
         if errors == "strict":
             self.decode_bytes(ids).decode("utf-8")
+        elif errors != "replace":  # "ignore", "backslashreplace"...: Python's handler, on the same bytes
+            return self.decode_bytes(ids).decode("utf-8", errors)
         return self._reference.decode(ids)
 
     def decode_bytes(self, ids) -> bytes:

@@ -173,6 +173,12 @@ def test_sentencepiece_decodes_what_sentencepiece_decodes(sp_pair):
     ]
     for ids in cases:
         assert tok.decode(ids) == sp.decode(ids), ids
+    # other handlers than sentencepiece's U+FFFD act on the same bytes as bytes.decode does
+    truncated = [sp.piece_to_id("▁Hello"), sp.piece_to_id("<0xE2>"), sp.piece_to_id("<0x96>")]
+    assert tok.decode(truncated, errors="ignore") == "Hello"
+    assert tok.decode(truncated, errors="backslashreplace") == "Hello\\xe2\\x96"
+    for ids in cases:
+        assert tok.decode(ids, errors="ignore") == sp.decode(ids).replace("\ufffd", ""), ids
 
 
 def test_control_pieces_are_special_tokens(sp_pair):
