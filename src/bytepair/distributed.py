@@ -87,9 +87,10 @@ def connect(ray_address=None, *, num_cpus=None):
     if ray.is_initialized():
         return ray
     local = ray_address in (None, "local")
+    answered = False  # the address answered as Ray: what fails after that is Ray's own connection
     try:
         if not local:
-            _check_answers(ray_address)
+            answered = _check_answers(ray_address)
         # Ray's warnings while it connects (a client time-out, ...) only repeat the error below
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
@@ -109,9 +110,16 @@ def connect(ray_address=None, *, num_cpus=None):
         reason = (str(error).strip().splitlines() or [type(error).__name__])[0][:300]
         if local:
             raise RayConnectionError(f"could not start Ray on this machine ({reason})") from None
+        # Ray 2.60's heads make an authentication token by default; a driver without
+        # RAY_AUTH_MODE=token fails with "Failed to connect", the cause only in Ray's own log line
+        token = (
+            "; if the cluster uses token authentication, set RAY_AUTH_MODE=token"
+            if answered and not os.environ.get("RAY_AUTH_MODE")
+            else ""
+        )
         raise RayConnectionError(
             f"could not connect to Ray at {ray_address!r} ({reason}); give 'auto' for the cluster this "
-            "machine belongs to, HOST:6379 for a cluster's head, or ray://HOST:10001 for a remote one"
+            f"machine belongs to, HOST:6379 for a cluster's head, or ray://HOST:10001 for a remote one{token}"
         ) from None
     for warning in shown:  # connected: they may matter
         warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
@@ -124,18 +132,19 @@ def _check_answers(address, timeout=10, answer_timeout=5):
     does (a web server, SSH), ``ray.init`` retries for minutes (20 tries of about 35 s each,
     logging each; a Ray Client address 30 s). The head's GCS and its Ray Client server speak
     gRPC, HTTP/2 without TLS: they answer a client's connection preface with a SETTINGS frame,
-    which a server of another protocol does not."""
+    which a server of another protocol does not. True when it answered so, False when not asked
+    (no HOST:PORT, or TLS)."""
     scheme, _, rest = address.rpartition("://")
     host, _, port = rest.rpartition(":")
     if scheme not in ("", "ray") or not host or not port.isdigit():
-        return  # "auto", another scheme, or no address at all: Ray answers at once or refuses it
+        return False  # "auto", another scheme, or no address at all: Ray answers at once or refuses it
     try:
         connection = socket.create_connection((host.strip("[]"), int(port)), timeout=timeout)
     except OSError as error:
         raise ConnectionError(f"nothing answers at {host}:{port}: {error.strerror or error}") from None
     with connection:
         if os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true"):
-            return  # a cluster with TLS (Ray's own switch) answers only a TLS handshake
+            return False  # a cluster with TLS (Ray's own switch) answers only a TLS handshake
         reply, ended = _http2_reply(connection, answer_timeout)
     if not _is_settings_frame(reply):
         if reply:
@@ -145,6 +154,7 @@ def _check_answers(address, timeout=10, answer_timeout=5):
                 said = repr(line.decode("ascii")[:80])
             ended = f"it answered {said}"
         raise ConnectionError(f"{host}:{port} did not answer as a Ray cluster: {ended}")
+    return True
 
 
 # An HTTP/2 client's connection preface (RFC 9113, 3.4): the magic string, then its SETTINGS

@@ -22,6 +22,7 @@ import bytepair
 from bytepair.datasets import shards as shards_module
 from bytepair.datasets import split_articles
 from bytepair.datasets.corpus import encode_corpus
+from bytepair.errors import RayConnectionError
 from datafiles import data_file
 from generated import wikitext_like
 
@@ -265,7 +266,8 @@ def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_
 @contextlib.contextmanager
 def a_server(kind):
     """A server on a local port that is not a Ray head: a web server, one that accepts and says
-    nothing, one that greets with an SSH banner. Yields its port."""
+    nothing, one that greets with an SSH banner, one that answers HTTP/2 as Ray's GCS does (and
+    nothing more). Yields its port."""
     if kind == "http":
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
         thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -286,6 +288,8 @@ def a_server(kind):
                 accepted.append(connection)
                 if kind == "ssh":
                     connection.sendall(b"SSH-2.0-OpenSSH_9.6\r\n")
+                if kind == "http2":  # answers the preface as a gRPC server does: an empty SETTINGS frame
+                    connection.sendall(b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")
 
     thread = threading.Thread(target=serve, daemon=True)
     thread.start()
@@ -317,6 +321,8 @@ def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_on
     (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
     bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
     command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
+    if scheme == "ray://":  # Ray Client: train's (encode-corpus refuses it before connecting)
+        command = [sys.executable, "-m", "bytepair", "train", tmp_path / "a.txt", "--vocab-size", "300", "--quiet"]
     with a_server(kind) as port:
         result = subprocess.run(
             [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"{scheme}127.0.0.1:{port}"],
@@ -337,7 +343,27 @@ def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_on
 def test_a_ray_heads_own_address_passes_the_check(local_ray):
     """The check before connecting lets a real head through: its GCS answers the HTTP/2 preface."""
     address = ray.get_runtime_context().gcs_address
-    assert distributed._check_answers(address) is None
+    assert distributed._check_answers(address) is True
+
+
+def test_a_cluster_that_answers_but_refuses_the_driver_suggests_token_authentication(monkeypatch):
+    # Ray 2.60's heads make a token by default: a driver without RAY_AUTH_MODE=token is refused
+    # after Ray's retries with "Failed to connect", the cause only in Ray's log. The refusal is
+    # stood in for (ray.init raising as Ray does), so as not to wait through the retries.
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+
+    def refused(*args, **kwargs):
+        raise ConnectionError("Failed to connect to Ray cluster at the address")
+
+    monkeypatch.setattr(ray, "init", refused)
+    with a_server("http2") as port:
+        with pytest.raises(RayConnectionError, match="set RAY_AUTH_MODE=token$"):
+            distributed.connect(f"127.0.0.1:{port}")
+        monkeypatch.setenv("RAY_AUTH_MODE", "token")
+        with pytest.raises(RayConnectionError) as raised:
+            distributed.connect(f"127.0.0.1:{port}")
+        assert "RAY_AUTH_MODE" not in str(raised.value)
 
 
 @pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="needs Linux's /proc/self/mem")
