@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import sysconfig
 from pathlib import Path
 
@@ -20,6 +21,7 @@ import bytepair
 from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
+from bytepair.patterns import PATTERNS
 from datafiles import data_file
 from generated import code_point_texts, random_texts
 
@@ -314,6 +316,111 @@ def test_merges_as_lists_read_like_strings():
     as_lists["model"]["merges"] = [merge.split(" ") for merge in content["model"]["merges"]]
     a, b = tokenizer_from_json(content), tokenizer_from_json(as_lists)
     assert a.encode("the theme") == b.encode("the theme") == [116, 257, 258, 109, 101]  # "t"+"he", " the"+"m"+"e"
+
+
+# -- custom Split regexes: read as HF's engine (Oniguruma) reads them ---------------------------
+
+# Text that Oniguruma and the regex module split differently under the patterns below: joiners
+# in Persian, Malayalam and emoji words, "²" and "½" (word characters to Oniguruma outside a
+# set), several lines, "ß" against "ss", the Turkish I's, Arabic-Indic digits.
+ONIGURUMA_TEXT = (
+    "x²y ab¹ ½c می\u200cخواهم കേരള\u200dം 👩\u200d💻\nab\ncd  \nef\n İstanbul ıi STRASSE straße ß 'S\n"
+    "xY 12345 1234567 deadBEEF ١٢٣ a-b, [x] (y)!\t\x1b e\u0301 end\n"
+)
+# Each pattern means something else to the regex module, for the reason its name gives.
+ONIGURUMA_PATTERNS = {
+    "\\w without joiners, with ²": r"\w+|\s+|[^\w\s]+",
+    "\\W in a set": r"[^\W\d_]+|\d+|\s+|.",
+    "\\b": r"\b\w+\b|\S|\s+",
+    "$ at each line": r" ?\w+| ?[^\s\w]+|\s+$|\s+",
+    "^ and \\Z": r"^.|\w+\Z|\w|\W",
+    "{1,3}+ repeated": r"\p{N}{1,3}+|\p{L}+|\s+|.",
+    "(?m) is dotall": r"(?m)\w.{1,3}|\s",
+    "(?i) folds ß and I": r"(?i)ss|[a-z]+|\s+|\S",
+    "(?i) to the group's end": r"(?:x(?i)y|ab)|\w+|\W",
+    "(?i) leaves \\p{Lu}": r"(?i)\p{Lu}+|\w+|\W",
+    "\\h is hexadecimal": r"\h+|\H",
+    "POSIX classes": r"[[:digit:]]+|[[:punct:]]+|[[:alnum:]]+|\s+|.",
+    "a set in a set": r" ?[^(\s|[.,!?…])]+|\s+|.",
+    "\\p{Word}": r"\p{Word}+|\p{XDigit}|\s+|.",
+}
+
+
+def custom_file(regex_text, folder, **split):
+    """``small_file`` with ``regex_text`` as its Split regex, written to ``folder``."""
+    content = small_file()
+    content["pre_tokenizer"]["pretokenizers"][0].update(pattern={"Regex": regex_text}, **split)
+    path = folder / "tokenizer.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    return path
+
+
+def hf_pieces(reference, text):
+    return [text[start:end] for _, (start, end) in reference.pre_tokenizer.pre_tokenize_str(text)]
+
+
+@pytest.mark.parametrize("case", list(ONIGURUMA_PATTERNS))
+def test_a_custom_split_regex_splits_as_hf_reads_it(case, tmp_path):
+    path = custom_file(ONIGURUMA_PATTERNS[case], tmp_path)
+    tokenizer, reference = bytepair.load("custom", path=path), tokenizers.Tokenizer.from_file(str(path))
+    assert tokenizer.split(ONIGURUMA_TEXT) == hf_pieces(reference, ONIGURUMA_TEXT)
+    assert tokenizer.encode(ONIGURUMA_TEXT) == hf_ids(reference, ONIGURUMA_TEXT)
+    # and written back, HF reads the same pattern again
+    (tmp_path / "again").mkdir()
+    tokenizer.to_huggingface(tmp_path / "again" / "tokenizer.json")
+    again = tokenizers.Tokenizer.from_file(str(tmp_path / "again" / "tokenizer.json"))
+    assert hf_pieces(again, ONIGURUMA_TEXT) == hf_pieces(reference, ONIGURUMA_TEXT)
+
+
+@pytest.mark.data
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "regex_text",
+    [r"\w+|\s+|[^\w\s]+", r" ?\w+| ?[^\s\w]+|\s+$|\s+", r"\p{N}{1,3}+| ?\p{L}+| ?[^\s\p{L}\p{N}]+|\s+"],
+)
+def test_llama3_with_a_custom_split_regex_gives_hf_ids_in_every_udhr_language(udhr, regex_text, tmp_path):
+    # 4, 1 and 162 of the 460 texts differed when the regex module read these patterns as its own
+    content = json.loads(data_file("vocab/hf/llama3/tokenizer.json").read_text(encoding="utf-8"))
+    content["pre_tokenizer"]["pretokenizers"][0]["pattern"] = {"Regex": regex_text}
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(content), encoding="utf-8")
+    bad = mismatches(bytepair.load("custom", path=path), tokenizers.Tokenizer.from_file(str(path)), udhr)
+    assert not bad, f"{len(bad)} of {len(udhr)} languages differ: {bad[:20]}"
+
+
+@pytest.mark.data
+def test_cl100k_converted_by_transformers_gives_hf_ids(wikitext_valid, tmp_path):
+    # transformers writes tiktoken's own cl100k regex, whose \p{N}{1,3}+ HF reads as runs of
+    # any length ("1234" is one piece): read as tiktoken's cl100k, 161 of 460 UDHR texts differed
+    convert = pytest.importorskip("transformers.convert_slow_tokenizer")
+    vocab = data_file("vocab/cl100k_base.tiktoken")
+    converter = convert.TikTokenConverter(vocab_file=str(vocab), pattern=PATTERNS["cl100k"])
+    converter.converted().save(str(tmp_path / "tokenizer.json"))
+    tokenizer = bytepair.load("converted", path=tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ["1234", "2024-01-15", "x 1644 y", wikitext_valid]:
+        assert_same(tokenizer, reference, text, text[:20])
+
+
+# Constructs that HF reads and bytepair does not translate for the regex module: refused, named.
+UNTRANSLATED = {
+    "extended mode": (r"(?x) \w+ | \s+", "(?x)"),
+    "named backreference": (r"(?<a>\w)\k<a>|\w|\s", r"\k"),
+    "absent operator": (r"(?~ab)|\s", "(?~"),
+    "set intersection": (r"[\w&&[^\d]]+|\s|.", "&&"),
+    "grapheme clusters": (r"\X", r"\X"),
+    "a property named otherwise": (r"\p{IDC}+|.", r"\p{IDC}"),
+    "a class folded in a set": (r"(?i)[\p{Lu}x]+|.", r"\p{Lu}"),
+}
+
+
+@pytest.mark.parametrize("case", list(UNTRANSLATED))
+def test_split_regex_constructs_without_a_translation_are_refused_naming_them(case, tmp_path):
+    regex_text, construct = UNTRANSLATED[case]
+    path = custom_file(regex_text, tmp_path)
+    tokenizers.Tokenizer.from_file(str(path))  # HF reads it
+    with pytest.raises(FormatError, match=f"pre_tokenizer Split: pattern .* uses {re.escape(repr(construct))}"):
+        bytepair.load("custom", path=path)
 
 
 REFUSED = {

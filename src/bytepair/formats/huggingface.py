@@ -5,7 +5,8 @@ Two shapes are understood, the ones byte-level BPE models ship with:
 - GPT-2 style: ``pre_tokenizer`` is ``ByteLevel`` with ``use_regex: true`` (GPT-2's regex,
   which is equivalent to the ``gpt2`` pattern, as tiktoken's source notes);
 - Llama 3 / GPT-4o style: ``Sequence[Split(Regex, Isolated), ByteLevel(use_regex: false)]``
-  (or ``Split(..., Removed, invert: true)``), the regex being the tokenizer's pattern.
+  (or ``Split(..., Removed, invert: true)``), the regex being the tokenizer's pattern: a named
+  one when it is one, else the regex as HF's engine reads it (``hf_regex.from_hf_regex``).
 
 The model must be ``BPE`` over GPT-2's byte-to-unicode alphabet (``bytelevel.py``),
 with merges as ``"a b"`` strings or ``[a, b]`` lists; ``added_tokens`` become special tokens
@@ -35,7 +36,7 @@ from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
 from ..patterns import PATTERNS, keep_gaps, resolve_pattern
 from ..tokenizer import Tokenizer
-from .hf_regex import hf_regex
+from .hf_regex import from_hf_regex, hf_regex
 
 # Split behaviours that give exactly the regex's matches as pieces (HF's ``Isolated`` also
 # keeps the text between matches as pieces; the named patterns match every character).
@@ -193,10 +194,13 @@ def _split_pattern(split, where):
             f"{where}: Split behavior {behaviour[0]!r:.50} with invert={behaviour[1]} is not supported; "
             "use 'Isolated' (invert false) or 'Removed' (invert true)"
         )
-    try:
-        name = _NAMES_BY_HF_REGEX.get(regex_text) or resolve_pattern(regex_text)[0]
-    except PatternError as error:
-        raise FormatError(f"{where}: pre_tokenizer Split: {error}") from None
+    name = _NAMES_BY_HF_REGEX.get(regex_text)
+    if name is None:
+        try:
+            # HF reads the regex with Oniguruma, bytepair with the regex module
+            name, regex_text = resolve_pattern(from_hf_regex(regex_text))
+        except (PatternError, FormatError) as error:
+            raise FormatError(f"{where}: pre_tokenizer Split: {error}") from None
     if name is not None or behaviour == ("Removed", True):
         return name or regex_text
     # subtle: Isolated keeps the text between matches as pieces too; a custom regex may not
