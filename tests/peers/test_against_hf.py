@@ -21,7 +21,7 @@ import bytepair
 from bytepair.bytelevel import BYTE_TO_CHAR
 from bytepair.errors import FormatError
 from bytepair.formats.huggingface import tokenizer_from_json
-from bytepair.patterns import PATTERNS
+from bytepair.patterns import PATTERNS, keep_gaps
 from datafiles import data_file
 from generated import code_point_texts, random_texts
 
@@ -420,6 +420,16 @@ def test_split_regex_constructs_without_a_translation_are_refused_naming_them(ca
     path = custom_file(regex_text, tmp_path)
     tokenizers.Tokenizer.from_file(str(path))  # HF reads it
     with pytest.raises(FormatError, match=f"pre_tokenizer Split: pattern .* uses {re.escape(repr(construct))}"):
+        bytepair.load("custom", path=path)
+
+
+@pytest.mark.parametrize("regex_text", [r"\w+", keep_gaps(r"\w*")])
+def test_a_removed_split_that_drops_text_is_refused(regex_text, tmp_path):
+    # HF keeps only the matches: "," and " " have no ids there; keep_gaps(\w*) leaves them too
+    path = custom_file(regex_text, tmp_path, behavior="Removed", invert=True)
+    reference = tokenizers.Tokenizer.from_file(str(path))
+    assert reference.decode(hf_ids(reference, "the cat, the end")) == "thecattheend"
+    with pytest.raises(FormatError, match="Removed.*drops the text.*'Isolated'"):
         bytepair.load("custom", path=path)
 
 

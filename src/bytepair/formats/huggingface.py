@@ -4,9 +4,11 @@ Two shapes are understood, the ones byte-level BPE models ship with:
 
 - GPT-2 style: ``pre_tokenizer`` is ``ByteLevel`` with ``use_regex: true`` (GPT-2's regex,
   which is equivalent to the ``gpt2`` pattern, as tiktoken's source notes);
-- Llama 3 / GPT-4o style: ``Sequence[Split(Regex, Isolated), ByteLevel(use_regex: false)]``
-  (or ``Split(..., Removed, invert: true)``), the regex being the tokenizer's pattern: a named
-  one when it is one, else the regex as HF's engine reads it (``hf_regex.from_hf_regex``).
+- Llama 3 / GPT-4o style: ``Sequence[Split(Regex, Isolated), ByteLevel(use_regex: false)]``,
+  the regex being the tokenizer's pattern: a named one when it is one, else the regex as HF's
+  engine reads it (``hf_regex.from_hf_regex``). ``Split(..., Removed, invert: true)`` is read
+  when its regex matches every character (a named one, or as ``to_huggingface`` writes it):
+  HF drops the text that such a split leaves, bytepair never drops text.
 
 The model must be ``BPE`` over GPT-2's byte-to-unicode alphabet (``bytelevel.py``),
 with merges as ``"a b"`` strings or ``[a, b]`` lists; ``added_tokens`` become special tokens
@@ -34,7 +36,7 @@ from .._gc import gc_paused
 from ..errors import FormatError, PatternError
 from ..ids import check_defined_id, check_defined_ids
 from ..model import RankModel
-from ..patterns import PATTERNS, keep_gaps, resolve_pattern
+from ..patterns import PATTERNS, gaps_kept, keep_gaps, resolve_pattern
 from ..tokenizer import Tokenizer
 from .hf_regex import from_hf_regex, hf_regex
 
@@ -201,8 +203,19 @@ def _split_pattern(split, where):
             name, regex_text = resolve_pattern(from_hf_regex(regex_text))
         except (PatternError, FormatError) as error:
             raise FormatError(f"{where}: pre_tokenizer Split: {error}") from None
-    if name is not None or behaviour == ("Removed", True):
-        return name or regex_text
+    if name is not None:
+        return name
+    if behaviour == ("Removed", True):
+        # HF drops the text between matches, bytepair never drops text: only a regex whose
+        # matches hold every character (as to_huggingface writes them) gives HF's ids
+        inner = gaps_kept(regex_text)
+        if inner is None:
+            raise FormatError(
+                f"{where}: Split behavior 'Removed' with invert=true drops the text that its regex "
+                f"{split['pattern']['Regex'][:200]!r} does not match, and bytepair never drops text; if the "
+                "regex matches every character, use behavior 'Isolated' with invert=false (the same pieces)"
+            )
+        return inner
     # subtle: Isolated keeps the text between matches as pieces too; a custom regex may not
     # match every character, so the gaps become matches of a second alternative.
     return keep_gaps(regex_text)
