@@ -469,6 +469,36 @@ def test_unsupported_features_raise_format_error_naming_them(case):
         tokenizer_from_json(content)
 
 
+def other_model(kind):
+    """A small tokenizer of another kind, with the normalizer, pre-tokenizer and decoder that
+    its kind ships with (BERT's WordPiece, a Metaspace Unigram, a whitespace WordLevel)."""
+    models, normalizers, pre, decoders = (
+        tokenizers.models,
+        tokenizers.normalizers,
+        tokenizers.pre_tokenizers,
+        tokenizers.decoders,
+    )
+    if kind == "WordPiece":
+        reference = tokenizers.Tokenizer(models.WordPiece({"[UNK]": 0, "a": 1, "##b": 2}, unk_token="[UNK]"))
+        reference.normalizer, reference.pre_tokenizer = normalizers.BertNormalizer(), pre.BertPreTokenizer()
+        reference.decoder = decoders.WordPiece()
+    elif kind == "Unigram":
+        reference = tokenizers.Tokenizer(models.Unigram([("<unk>", 0.0), ("\u2581a", -1.0), ("b", -2.0)], unk_id=0))
+        reference.pre_tokenizer, reference.decoder = pre.Metaspace(), decoders.Metaspace()
+    else:
+        reference = tokenizers.Tokenizer(models.WordLevel({"[UNK]": 0, "a": 1}, unk_token="[UNK]"))
+        reference.pre_tokenizer = pre.Whitespace()
+    return reference
+
+
+@pytest.mark.parametrize("kind", ["WordPiece", "Unigram", "WordLevel"])
+def test_other_models_are_refused_for_their_model_not_their_normalizer(kind, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    other_model(kind).save(str(path))
+    with pytest.raises(FormatError, match=f"model.type' is '{kind}'; bytepair reads BPE models only$"):
+        bytepair.load("other", path=path)
+
+
 WRONG_TYPES = {
     "pretokenizers not a list": (lambda c: c["pre_tokenizer"].update(pretokenizers=1), "pretokenizers' is 1"),
     "split pattern a string": (

@@ -74,11 +74,13 @@ def tokenizer_from_json(data, *, where="tokenizer.json", name=None):
     """The same as ``load_huggingface`` for already parsed JSON content."""
     if not isinstance(data, dict) or not isinstance(data.get("model"), dict):
         raise FormatError(f"{where}: not a Hugging Face tokenizer.json (no 'model' object)")
+    # the model first: a WordPiece or Unigram file is refused for what it is, not for the
+    # normalizer or pre-tokenizer that goes with it
+    model = data["model"]
+    _check_model(model, where)
     _check_normalizer(data.get("normalizer"), where)
     pattern = read_pre_tokenizer(data.get("pre_tokenizer"), where)
     _check_decoder(data.get("decoder"), where)
-    model = data["model"]
-    _check_model(model, where)
     added_tokens = data.get("added_tokens") or []
     if not isinstance(model.get("vocab"), dict):
         raise FormatError(f"{where}: field 'model.vocab' must map token strings to ids")
