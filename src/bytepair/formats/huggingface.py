@@ -19,7 +19,10 @@ It does not read normalizers, other models (WordPiece, Unigram, character-level 
 subword prefixes or suffixes, or added tokens with ``lstrip``/``rstrip``/``single_word``: each
 raises ``FormatError`` naming the field and value. The ``post_processor`` (which adds BOS/EOS
 when HF is called with ``add_special_tokens=True``) is ignored: bytepair never adds tokens on
-its own, so ids equal HF's ``encode(text, add_special_tokens=False)``.
+its own, so ids equal HF's ``encode(text, add_special_tokens=False)``. So are ``truncation`` and
+``padding``, which ``tokenizers`` applies to every ``encode`` and ``transformers`` replaces with
+the arguments of each call: bytepair gives every id, as ``transformers`` does when not asked to
+truncate or pad.
 
 Example:
     >>> tok = load_huggingface("hf/llama3/tokenizer.json")  # doctest: +SKIP
