@@ -17,6 +17,7 @@ import json
 import pytest
 
 import bytepair
+from bytepair.errors import FormatError
 from datafiles import data_file
 
 spm = pytest.importorskip("sentencepiece")
@@ -206,6 +207,20 @@ def test_sentencepiece_refuses_wrong_arguments_as_every_tokenizer_does(sp_pair):
             tok.token_string(bad)
     with pytest.raises(ValueError, match="errors must be the name of an error handler"):
         tok.decode([1], errors="bogus")
+
+
+def test_a_hf_folder_of_a_sentencepiece_model_points_to_its_tokenizer_model(tmp_path):
+    # transformers saves Mistral 7B as a character-level tokenizer.json beside tokenizer.model
+    transformers = pytest.importorskip("transformers")
+    model = tmp_path / "tokenizer.model"
+    model.write_bytes(data_file("vocab", "mistral", "tokenizer.model.v1").read_bytes())
+    transformers.LlamaTokenizerFast(vocab_file=str(model), from_slow=True).save_pretrained(str(tmp_path))
+    with pytest.raises(
+        FormatError, match=r"byte_fallback.*holds tokenizer.model.*bytepair.load\('.*tokenizer.model'\)"
+    ):
+        bytepair.load(tmp_path)
+    text = "Hello world, 人人生而自由"
+    assert bytepair.load(model).encode(text) == spm.SentencePieceProcessor(model_file=str(model)).encode(text)
 
 
 def test_v3_user_defined_pieces_stay_whole():

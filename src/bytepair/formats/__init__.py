@@ -142,7 +142,17 @@ def load_pretrained(folder: str | os.PathLike) -> Tokenizer:
             refusal = artifact_where_hf_expects_its_file(theirs, data)
             if refusal is not None:
                 raise refusal
-            tokenizer = tokenizer_from_json(data, where=str(theirs), name=folder.name)
+            try:
+                tokenizer = tokenizer_from_json(data, where=str(theirs), name=folder.name)
+            except FormatError as error:
+                sentencepiece = folder / "tokenizer.model"
+                if not sentencepiece.is_file():
+                    raise
+                # Llama 2 and Mistral folders: a character-level tokenizer.json beside the model
+                raise FormatError(
+                    f"{error}. The folder also holds tokenizer.model, the SentencePiece model such a "
+                    f"tokenizer.json is converted from: bytepair.load({str(sentencepiece)!r}) reads that"
+                ) from None
     else:
         raise FormatError(f"{folder}: no tokenizer.json or {ARTIFACT_NAME} in this folder")
     for setting, value in read_settings(folder).items():
