@@ -234,26 +234,33 @@ def test_bad_document_is_one_clear_error(local_ray, tmp_path):
     assert "Traceback" not in str(caught.value)
 
 
-def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_path):
-    """Ray itself would try to reach it for minutes, logging each try."""
+def run_on_ray(tmp_path, address, command="encode-corpus"):
+    """``bytepair COMMAND`` on a small corpus with ``--ray ADDRESS``, in a child process, its
+    output to ``tmp_path / "out"``: the finished process (text)."""
     import subprocess
     import sys
 
     from datafiles import package_env
 
-    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
     (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
     bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
-    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
-    result = subprocess.run(
-        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"127.0.0.1:{port}"],
+    arguments = ["-t", tmp_path / "tok.json"] if command == "encode-corpus" else ["--vocab-size", "300", "--quiet"]
+    return subprocess.run(
+        [sys.executable, "-m", "bytepair", command, str(tmp_path / "a.txt"), *map(str, arguments)]
+        + ["-o", str(tmp_path / "out"), "--ray", address],
         capture_output=True,
         text=True,
         env=package_env(),
-        timeout=120,
+        timeout=300,
     )
+
+
+def test_a_cluster_address_where_nothing_answers_is_one_clear_error_at_once(tmp_path):
+    """Ray itself would try to reach it for minutes, logging each try."""
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    result = run_on_ray(tmp_path, f"127.0.0.1:{port}")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"error: could not connect to Ray at '127.0.0.1:{port}' (nothing answers at 127.0.0.1:{port}: Connection "
@@ -313,24 +320,10 @@ def a_server(kind):
 def test_a_cluster_address_where_another_server_answers_is_one_clear_error_at_once(tmp_path, kind, scheme, said):
     """Ray itself would wait for its GCS there for minutes (a Ray Client for 30 s); the head's
     GCS and its Ray Client server speak HTTP/2."""
-    import subprocess
-    import sys
-
-    from datafiles import package_env
-
-    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
-    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
-    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
-    if scheme == "ray://":  # Ray Client: train's (encode-corpus refuses it before connecting)
-        command = [sys.executable, "-m", "bytepair", "train", tmp_path / "a.txt", "--vocab-size", "300", "--quiet"]
+    # Ray Client: train's (encode-corpus refuses it before connecting)
+    command = "train" if scheme == "ray://" else "encode-corpus"
     with a_server(kind) as port:
-        result = subprocess.run(
-            [*map(str, command), "-o", str(tmp_path / "out"), "--ray", f"{scheme}127.0.0.1:{port}"],
-            capture_output=True,
-            text=True,
-            env=package_env(),
-            timeout=60,
-        )
+        result = run_on_ray(tmp_path, f"{scheme}127.0.0.1:{port}", command)
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.strip().splitlines()
     assert line.startswith(
@@ -382,21 +375,7 @@ def test_an_input_a_worker_cannot_read_is_one_clear_error(local_ray, small, tmp_
 
 
 def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
-    import subprocess
-    import sys
-
-    from datafiles import package_env
-
-    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
-    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
-    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
-    result = subprocess.run(
-        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", "bogus"],
-        capture_output=True,
-        text=True,
-        env=package_env(),
-        timeout=300,
-    )
+    result = run_on_ray(tmp_path, "bogus")
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         "error: could not connect to Ray at 'bogus' (Invalid address format: bogus); give 'auto' for the cluster "
@@ -407,21 +386,7 @@ def test_a_ray_address_that_is_not_one_is_one_clear_error(tmp_path):
 
 def test_encode_corpus_through_ray_client_is_refused_before_connecting(tmp_path):
     # Ray Data does not run under Ray Client: it failed with Ray's traceback from inside
-    import subprocess
-    import sys
-
-    from datafiles import package_env
-
-    (tmp_path / "a.txt").write_text("some text", encoding="utf-8")
-    bytepair.train("some text " * 20, mode="byte", vocab_size=260).save(tmp_path / "tok.json")
-    command = [sys.executable, "-m", "bytepair", "encode-corpus", tmp_path / "a.txt", "-t", tmp_path / "tok.json"]
-    result = subprocess.run(
-        [*map(str, command), "-o", str(tmp_path / "out"), "--ray", "ray://127.0.0.1:10001"],
-        capture_output=True,
-        text=True,
-        env=package_env(),
-        timeout=300,
-    )
+    result = run_on_ray(tmp_path, "ray://127.0.0.1:10001")
     assert result.returncode == 2
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("error: encode-corpus cannot run through Ray Client ('ray://127.0.0.1:10001')")
