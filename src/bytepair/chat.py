@@ -749,8 +749,8 @@ def _check_format(text, what):
 
 
 def _sized(function, what):
-    """``function`` (a filter or global that makes text of a size it is given: center, indent,
-    wordwrap, lipsum), refusing a size past ``MAX_PRODUCT_ITEMS``."""
+    """``function`` (a filter that makes text of a size it is given: center, indent, format),
+    refusing a size past ``MAX_PRODUCT_ITEMS``."""
 
     def checked(*args, **kwargs):
         _check_sizes((*args, *kwargs.values()), what)
@@ -758,9 +758,8 @@ def _sized(function, what):
             _check_format(args[0], what)  # "%10000000000s"|format("x")
         return function(*args, **kwargs)
 
-    for attribute in ("jinja_pass_arg",):
-        if hasattr(function, attribute):
-            setattr(checked, attribute, getattr(function, attribute))
+    if hasattr(function, "jinja_pass_arg"):  # Jinja passes the environment or context first
+        checked.jinja_pass_arg = function.jinja_pass_arg
     return checked
 
 
