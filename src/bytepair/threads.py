@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
-
 from .errors import ThreadCountError
+from .ids import plain_int
 
 # Ids and thread counts cross into the engine as C ints; far more threads than this is a typo.
 MAX_THREADS = 1 << 16
@@ -26,9 +25,9 @@ def check_num_threads(num_threads, name="num_threads"):
     """
     if num_threads is None:
         return os.cpu_count() or 1
-    if isinstance(num_threads, bool) or not isinstance(num_threads, (int, np.integer)):
+    num_threads = plain_int(num_threads)  # numpy's integers too, as token ids are taken
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int):
         raise ThreadCountError(f"{name} must be a positive integer or None (one per core), not {num_threads!r}")
-    num_threads = int(num_threads)  # numpy's integers too, as token ids are taken
     if not 1 <= num_threads <= MAX_THREADS:
         raise ThreadCountError(
             f"{name} is {num_threads!r}; use a number of threads from 1 to {MAX_THREADS}, or None for one per core"
