@@ -189,88 +189,196 @@ def apply_chat_template(
     *,
     template=None,
     add_generation_prompt=False,
+    continue_final_message=False,
     tokenize=True,
-    return_dict=False,
+    padding=False,
+    truncation=False,
+    max_length=None,
+    return_tensors=None,
+    return_dict=True,
     return_assistant_tokens_mask=False,
+    tokenizer_kwargs=None,
+    sanitize_control_tokens=False,
     allow_special_in_content=False,
     chat_template=None,
-    return_tensors=None,
     **template_variables,
 ):
-    """Render ``messages`` and encode them with ``tokenizer``; ``tokenize=False`` returns the text.
+    """Render ``messages`` and encode them with ``tokenizer``, as transformers 5's
+    ``apply_chat_template`` does; ``tokenize=False`` returns the text.
 
     ``template``: a built-in name or a Jinja source; default the tokenizer's ``chat_template``
     (loaded from an HF folder), else ``"chatml"``. ``chat_template=`` is the same argument under
     transformers' name, so ported calls work unchanged; give one of the two. The tokenizer's ``bos_token``, ``eos_token``,
     ``pad_token`` and ``unk_token`` are template variables unless given here.
 
-    ``return_dict=True`` gives ``{"input_ids": [...], "attention_mask": [1, ...]}`` (a
-    ``BatchEncoding``: keys also as attributes, ``.to(device)``), as transformers does; with
+    The result is a ``BatchEncoding`` ``{"input_ids": [...], "attention_mask": [1, ...]}`` (keys
+    also as attributes, ``.to(device)``, ``model.generate(**inputs)``), transformers 5's default;
+    ``return_dict=False`` gives the id list alone (transformers 4's default). With
     ``return_assistant_tokens_mask=True`` also ``"assistant_masks"``: 1 on every token that
     overlaps text the template produced inside ``{% generation %}...{% endgeneration %}``
-    (transformers' rule), 0 elsewhere. ``return_tensors="pt"`` or ``"np"``
-    gives each list as a batch of one (shape ``(1, n)``), as transformers does; it has no effect
-    with ``tokenize=False``.
+    (transformers' rule), 0 elsewhere. ``return_tensors="pt"`` or ``"np"`` gives each list as a
+    batch of one (shape ``(1, n)``), as transformers does; it has no effect with ``tokenize=False``.
 
     ``messages`` may also be a list of conversations, as transformers takes a batch: the result
     is then a list per conversation (texts, id lists, or a dict of such lists), and an error
-    names the conversation. ``return_tensors`` needs them of one length; pad others with
-    ``tok.pad``.
+    names the conversation. ``padding`` (``True``/``"longest"``, ``"max_length"``),
+    ``truncation`` and ``max_length`` cut and pad the ids as ``tok(...)`` does (assistant masks
+    alike, padded with 0); ``tokenizer_kwargs`` may give ``padding_side``,
+    ``pad_to_multiple_of`` and ``return_attention_mask``. ``return_tensors`` needs conversations
+    of one length, so pad a batch of several lengths.
+
+    ``continue_final_message=True`` leaves the last message open (no end-of-turn after it), for
+    the model to go on from its text (a prefilled answer); a string names the field to continue
+    (``"reasoning_content"``...), as in transformers. A message with ``reasoning``,
+    ``reasoning_content`` or ``thinking`` is given the other two names as well, as transformers 5
+    does, so templates that read either name see it.
 
     The special-token strings in the template's own text become their special-token ids; text
     that came from ``messages`` or other caller data is encoded as ordinary text wherever it lands
     (see the module docstring), unless ``allow_special_in_content=True``. For an ordinary chat the
     ids equal ``tokenizer.encode(text, allowed_special="all")`` of the rendered text.
+    ``sanitize_control_tokens`` is taken for transformers' signature: caller text is always
+    kept ordinary here.
 
     Example:
         >>> import bytepair
         >>> tok = bytepair.train(["Hi there. Hello!"] * 20, mode="byte", vocab_size=270,
         ...                      special_tokens=template_special_tokens("chatml"))
-        >>> ids = apply_chat_template(tok, [{"role": "user", "content": "Hi"}])
-        >>> ids[0] == tok.special_tokens["<|im_start|>"]
+        >>> inputs = apply_chat_template(tok, [{"role": "user", "content": "Hi"}])
+        >>> inputs["input_ids"][0] == tok.special_tokens["<|im_start|>"]
         True
 
     WARNING: a built-in layout needs each of its special tokens in ``tokenizer.special_tokens``;
     without them the markers would be encoded as plain text, so this raises instead.
     """
+    if not tokenize:
+        return_dict = False  # as transformers: a text is returned as it is
     if return_assistant_tokens_mask and not (return_dict and tokenize):
         raise ChatTemplateError("return_assistant_tokens_mask=True needs return_dict=True and tokenize=True")
-    if _is_batch(messages):
-        options = dict(
-            template=template,
-            add_generation_prompt=add_generation_prompt,
-            tokenize=tokenize,
-            return_dict=return_dict,
-            return_assistant_tokens_mask=return_assistant_tokens_mask,
-            allow_special_in_content=allow_special_in_content,
-            chat_template=chat_template,
-            **template_variables,
+    if continue_final_message and add_generation_prompt:
+        raise ChatTemplateError(
+            "continue_final_message and add_generation_prompt do not go together: the first leaves the last "
+            "message open for the model to go on, the second starts a new assistant turn; give one of them"
         )
-        return _apply_to_batch(tokenizer, messages, options, return_tensors)
+    if continue_final_message and return_assistant_tokens_mask:
+        raise ChatTemplateError(
+            "continue_final_message does not go with return_assistant_tokens_mask, as in transformers"
+        )
+    shaping = _shaping(padding, truncation, max_length, tokenizer_kwargs)
     if chat_template is not None:
         if template is not None:
             raise ChatTemplateError(
                 "give the template once: template= or chat_template= (transformers' name), not both"
             )
         template = chat_template
+    options = dict(
+        template=template,
+        add_generation_prompt=bool(add_generation_prompt),
+        continue_final_message=continue_final_message,
+        tokenize=tokenize,
+        return_assistant_tokens_mask=return_assistant_tokens_mask,
+        allow_special_in_content=allow_special_in_content,
+        variables=template_variables,
+    )
+    batch = _is_batch(messages)
+    if isinstance(messages, (list, tuple)) and not messages:
+        raise ChatTemplateError("messages is empty; a chat needs at least one message")
+    results = []
+    for index, conversation in enumerate(messages if batch else [messages]):
+        if batch and not isinstance(conversation, (list, tuple)):
+            raise ChatTemplateError(
+                f"conversation {index} is a {type(conversation).__name__}, not a list of messages; a batch "
+                "holds one list of messages per conversation"
+            )
+        try:
+            results.append(_apply_to_conversation(tokenizer, conversation, **options))
+        except ChatTemplateError as error:
+            if not batch:
+                raise
+            raise ChatTemplateError(f"conversation {index}: {error}") from None
+    if not tokenize:
+        return results if batch else results[0]
+    columns = {key: [result[key] for result in results] for key in results[0]}
+    if shaping:
+        keep_mask = shaping.pop("return_attention_mask")
+        columns = tokenizer._shaped(columns, **shaping)
+        if not keep_mask:
+            del columns["attention_mask"]
+    if return_tensors is not None:
+        lengths = sorted({len(ids) for ids in columns["input_ids"]})
+        if len(lengths) > 1:
+            raise ChatTemplateError(
+                f"return_tensors={return_tensors!r} needs conversations of one length, and these have "
+                f"{lengths[0]} to {lengths[-1]} tokens; pass padding=True"
+            )
+        columns = {key: _as_tensor(rows, return_tensors) for key, rows in columns.items()}
+    elif not batch:
+        columns = {key: rows[0] for key, rows in columns.items()}
+    if not return_dict:
+        return columns["input_ids"]
+    # transformers' BatchEncoding: `.to(device)` and `.input_ids` are what ported code calls next
+    return BatchEncoding(columns)
+
+
+def _shaping(padding, truncation, max_length, tokenizer_kwargs):
+    """The options of ``tok._shaped`` for ``apply_chat_template``'s ``padding``, ``truncation``,
+    ``max_length`` and ``tokenizer_kwargs``, or None when the ids stay as encoded."""
+    extra = dict(tokenizer_kwargs or {})
+    unknown = sorted(set(extra) - set(_TOKENIZER_KWARGS))
+    if unknown:
+        raise ChatTemplateError(
+            f"tokenizer_kwargs {unknown[0]!r} is not taken here; it may give "
+            f"{', '.join(_TOKENIZER_KWARGS)} (padding, truncation and max_length are arguments of their own)"
+        )
+    shaping = dict(
+        padding=padding,
+        truncation=truncation,
+        max_length=max_length,
+        pad_to_multiple_of=extra.get("pad_to_multiple_of"),
+        padding_side=extra.get("padding_side"),
+        return_attention_mask=extra.get("return_attention_mask", True),
+    )
+    unchanged = padding in (False, None, "do_not_pad") and truncation in (False, None, "do_not_truncate")
+    return None if unchanged and shaping["return_attention_mask"] else shaping
+
+
+# What tokenizer_kwargs may hold: the options of tok(...) that chats use.
+_TOKENIZER_KWARGS = ("padding_side", "pad_to_multiple_of", "return_attention_mask")
+
+
+def _apply_to_conversation(
+    tokenizer,
+    messages,
+    *,
+    template,
+    add_generation_prompt,
+    continue_final_message,
+    tokenize,
+    return_assistant_tokens_mask,
+    allow_special_in_content,
+    variables,
+):
+    """One conversation: its text (``tokenize=False``) or ``{"input_ids", "attention_mask"[,
+    "assistant_masks"]}``, unpadded."""
     if template is None:
         template = getattr(tokenizer, "chat_template", None) or "chatml"
     template = builtin_name(template)
     special = dict(getattr(tokenizer, "special_tokens", None) or {})
     defaults = _tokenizer_variables(tokenizer)
-    source, clean, context = _prepared(
-        messages, template, allow_special_in_content, special, template_variables, defaults
-    )
-    add_generation_prompt = bool(add_generation_prompt)
+    source, clean, context = _prepared(messages, template, allow_special_in_content, special, variables, defaults)
+    if continue_final_message:
+        clean = _tagged_for_continuation(clean, continue_final_message, source)
     if not tokenize:
-        return _render(source, clean, add_generation_prompt, context)
+        return _continued(_render(source, clean, add_generation_prompt, context), continue_final_message)
     if allow_special_in_content:
-        text = _render(source, clean, add_generation_prompt, context)
+        text = _continued(_render(source, clean, add_generation_prompt, context), continue_final_message)
         segments = None
     else:
         trusted = {name for name, value in context.items() if _is_token_variable(name, value)}
-        trusted &= set(defaults) | set(template_variables)
+        trusted &= set(defaults) | set(variables)
         text, segments = _render_traced(source, clean, add_generation_prompt, context, trusted)
+        text = _continued(text, continue_final_message)
+        segments = _first_characters(segments, len(text))
     if isinstance(template, str) and template in BUILTIN_TEMPLATES:
         _check_tokenizer_has_tokens(template, special)
     _check_normalization_keeps_markers(text, getattr(tokenizer, "normalization", None), special)
@@ -278,16 +386,11 @@ def apply_chat_template(
         ids = tokenizer.encode(text, allowed_special="all")
     else:
         ids = _encode_segments(tokenizer, segments, special)
-    if not return_dict:
-        return ids if return_tensors is None else _as_tensor([ids], return_tensors)
     result = {"input_ids": ids, "attention_mask": [1] * len(ids)}
     if return_assistant_tokens_mask:
         spans = _generation_spans(source, clean, add_generation_prompt, context, text)
         result["assistant_masks"] = _assistant_mask(tokenizer, ids, text, spans)
-    if return_tensors is not None:
-        result = {key: _as_tensor([value], return_tensors) for key, value in result.items()}
-    # transformers' BatchEncoding: `.to(device)` and `.input_ids` are what ported code calls next
-    return BatchEncoding(result)
+    return result
 
 
 def _is_batch(messages):
@@ -296,37 +399,67 @@ def _is_batch(messages):
     return isinstance(messages, (list, tuple)) and bool(messages) and isinstance(messages[0], (list, tuple))
 
 
-def _apply_to_batch(tokenizer, conversations, options, return_tensors):
-    """``apply_chat_template`` on each conversation: a list per result (texts, id lists, or a dict
-    of lists), as transformers gives for a batch."""
-    results = []
-    for index, messages in enumerate(conversations):
-        if not isinstance(messages, (list, tuple)):
-            raise ChatTemplateError(
-                f"conversation {index} is a {type(messages).__name__}, not a list of messages; a batch "
-                "holds one list of messages per conversation"
-            )
-        try:
-            results.append(apply_chat_template(tokenizer, messages, **options))
-        except ChatTemplateError as error:
-            raise ChatTemplateError(f"conversation {index}: {error}") from None
-    if not options["tokenize"]:
-        return results
-    if options["return_dict"]:
-        keys = results[0].keys()
-        columns = {key: [result[key] for result in results] for key in keys}
-    else:
-        columns = {None: results}
-    if return_tensors is not None:
-        lengths = sorted({len(ids) for ids in next(iter(columns.values()))})
-        if len(lengths) > 1:
-            raise ChatTemplateError(
-                f"return_tensors={return_tensors!r} needs conversations of one length, and these have "
-                f"{lengths[0]} to {lengths[-1]} tokens; leave return_tensors out and pad the batch "
-                "with tok.pad(..., return_tensors=...)"
-            )
-        columns = {key: _as_tensor(value, return_tensors) for key, value in columns.items()}
-    return BatchEncoding(columns) if options["return_dict"] else columns[None]
+# --- continuing the final message ---------------------------------------------------------------
+#
+# As transformers does it: a tag is appended to the field being continued, the chat rendered, and
+# the text cut where the tag begins, so whatever the template writes after the message (its
+# end-of-turn token, the next header) is left out. A template that strips the content also strips
+# the tag's trailing space; then the whitespace before the tag goes too, as the template would
+# have stripped it at the end of the message.
+
+_CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+# The names transformers 5 gives a message's reasoning, each copied to the others.
+_REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def _tagged_for_continuation(messages, continue_final_message, source):
+    """The messages with the continuation tag after the text of the last one's field."""
+    if not messages:
+        raise ChatTemplateError("continue_final_message needs a message to continue, and the conversation is empty")
+    field = continue_final_message if isinstance(continue_final_message, str) else "content"
+    last = dict(messages[-1])
+    text = last.get(field)
+    if not isinstance(text, str):
+        found = "none" if text is None else f"a {type(text).__name__}"
+        raise ChatTemplateError(
+            f"continue_final_message: the last message's {field!r} is {found}; it must be a string to continue"
+        )
+    fields = [field]
+    if field in _REASONING_FIELDS:
+        fields = [name for name in _REASONING_FIELDS if last.get(name) == text]
+    if not any(name in source for name in fields):
+        raise ChatTemplateError(
+            f"continue_final_message: the chat template never writes the field {field!r}, so it cannot be continued"
+        )
+    for name in fields:
+        last[name] = last[name] + _CONTINUE_TAG
+    return [*messages[:-1], last]
+
+
+def _continued(text, continue_final_message):
+    """The rendered ``text`` cut where the continuation tag begins (unchanged without one)."""
+    if not continue_final_message:
+        return text
+    at = text.rfind(_CONTINUE_TAG.strip())
+    if at < 0:
+        raise ChatTemplateError(
+            "continue_final_message: the final message's text does not appear in the rendered chat (the "
+            "template changes it), so there is no place to continue from"
+        )
+    if text[at : at + len(_CONTINUE_TAG)] == _CONTINUE_TAG:
+        return text[:at]
+    return text[:at].rstrip()
+
+
+def _first_characters(segments, length):
+    """The ``(text, is_callers)`` segments cut after their first ``length`` characters."""
+    kept = []
+    for text, is_callers in segments:
+        if length <= 0:
+            break
+        kept.append((text[:length], is_callers))
+        length -= len(text)
+    return [(text, is_callers) for text, is_callers in kept if text]
 
 
 def encode_conversations(tokenizer, conversations, *, template=None, max_length=None, **template_variables):
@@ -401,18 +534,6 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
     return batch
 
 
-# Options of transformers' apply_chat_template that are not template variables and that this one
-# does not take, with what to do instead.
-_TRANSFORMERS_OPTIONS = {
-    "continue_final_message": "end the text yourself: render with tokenize=False and cut after the last content",
-    "padding": "pad the ids afterwards with tok.pad(...)",
-    "truncation": "use encode_conversations(..., max_length=...), which cuts at the end of an assistant turn",
-    "max_length": "use encode_conversations(..., max_length=...), which cuts at the end of an assistant turn",
-    "tokenizer_kwargs": "encode with the defaults, which match transformers' for chats",
-    "sanitize_control_tokens": "caller text is always encoded as ordinary text here (see allow_special_in_content)",
-}
-
-
 def _runs_of_ones(mask):
     """``[(start, end)]`` of each run of 1s in ``mask``."""
     runs = []
@@ -436,6 +557,10 @@ def _tokenizer_variables(tokenizer):
     return found
 
 
+# Arguments of transformers' signature that every template is given; None is their "not given".
+_OPTIONAL_DATA = ("tools", "documents")
+
+
 def _check_variables_used(source, variables):
     """A keyword that the template never reads is a mistake (a misspelling, or an option this
     function does not have), not something to pass on silently. The ``*_token`` strings are
@@ -444,14 +569,10 @@ def _check_variables_used(source, variables):
         return
     used = _variables_read(source)
     unused = sorted(
-        name for name, value in variables.items() if name not in used and not _is_token_variable(name, value)
+        name
+        for name, value in variables.items()
+        if name not in used and not _is_token_variable(name, value) and not (name in _OPTIONAL_DATA and value is None)
     )
-    for name in unused:
-        if name in _TRANSFORMERS_OPTIONS:  # said plainly, not as a variable the template does not read
-            raise ChatTemplateError(
-                f"{name!r} is an option of transformers' apply_chat_template that bytepair's does not "
-                f"take; {_TRANSFORMERS_OPTIONS[name]}"
-            )
     if unused:
         reads = ", ".join(sorted(used - {"messages", "add_generation_prompt"})) or "no other variables"
         raise ChatTemplateError(
@@ -543,6 +664,9 @@ def _validated_message(index, message, is_builtin):
         # As transformers does: keys whose value is None are left out, so an assistant turn of
         # tool calls only (OpenAI's content=None, or no content at all) reaches the template.
         message = {key: value for key, value in message.items() if value is not None}
+        reasoning = next((message[name] for name in _REASONING_FIELDS if name in message), None)
+        if reasoning is not None:  # as transformers 5: every template finds it under the name it reads
+            message = {"thinking": reasoning, **message, "reasoning_content": reasoning}
         if "content" not in message:
             return message
     if "content" not in message:

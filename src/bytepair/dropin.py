@@ -456,6 +456,26 @@ class DropInMixin:
         batch = self.encode_batch(texts, allowed_special=allowed, disallowed_special=(), num_threads=num_threads)
         if truncation is None:  # transformers truncates when given only a max_length
             truncation = max_length is not None and padding is False
+        columns = {"input_ids": batch, "attention_mask": [[1] * len(ids) for ids in batch]}
+        columns = self._shaped(
+            columns,
+            padding=padding,
+            truncation=truncation,
+            max_length=max_length,
+            pad_to_multiple_of=pad_to_multiple_of,
+            padding_side=padding_side,
+        )
+        if not return_attention_mask:
+            del columns["attention_mask"]
+        unwrap = single and return_tensors is None  # tensors keep the batch axis, as in HF
+        return BatchEncoding(
+            {key: _as_tensor(value[0] if unwrap else value, return_tensors) for key, value in columns.items()}
+        )
+
+    def _shaped(self, columns, *, padding, truncation, max_length, pad_to_multiple_of=None, padding_side=None):
+        """Per-token ``columns`` (``input_ids``, ``attention_mask`` and any others, one row per
+        sequence) cut and padded as ``tok(...)`` cuts and pads them; the other columns are cut
+        alike and padded with 0. Shared by ``__call__`` and ``apply_chat_template``."""
         if pad_to_multiple_of is not None:
             _check_length("pad_to_multiple_of", pad_to_multiple_of, minimum=1)
         truncating = truncation not in (False, None, "do_not_truncate")
@@ -467,14 +487,16 @@ class DropInMixin:
                     f"truncation to max_length={limit} and padding to a multiple of "
                     f"pad_to_multiple_of={pad_to_multiple_of} disagree; make max_length a multiple of it"
                 )
-        batch = self._truncated(batch, truncation, max_length)
-        masks = [[1] * len(ids) for ids in batch]
-        batch, masks = self._padded(batch, masks, padding, max_length, multiple=pad_to_multiple_of, side=padding_side)
-        unwrap = single and return_tensors is None  # tensors keep the batch axis, as in HF
-        result = {"input_ids": batch[0] if unwrap else batch}
-        if return_attention_mask:
-            result["attention_mask"] = masks[0] if unwrap else masks
-        return BatchEncoding({key: _as_tensor(value, return_tensors) for key, value in result.items()})
+        columns = {key: self._truncated(rows, truncation, max_length) for key, rows in columns.items()}
+        batch = columns["input_ids"]
+        padded, masks = self._padded(
+            batch, columns["attention_mask"], padding, max_length, multiple=pad_to_multiple_of, side=padding_side
+        )
+        side = padding_side or self.padding_side
+        for key, rows in columns.items():
+            columns[key] = [_pad_row(row, len(full) - len(ids), 0, side) for row, full, ids in zip(rows, padded, batch)]
+        columns["input_ids"], columns["attention_mask"] = padded, masks
+        return columns
 
     def encode_plus(self, text: str, **options) -> BatchEncoding:
         """``tok(text, **options)`` for one text: the name transformers 4's ``__call__`` handed a

@@ -756,7 +756,8 @@ class Tokenizer(DropInMixin):
         return save_pretrained(self, folder, drop_unknown=drop_unknown)
 
     def apply_chat_template(self, messages, **options):
-        """Format chat messages with a chat template (see ``bytepair.chat``)."""
+        """Format chat messages with a chat template and encode them, as transformers 5's
+        ``apply_chat_template`` does (see ``bytepair.chat.apply_chat_template``)."""
         from .chat import apply_chat_template
 
         return apply_chat_template(self, messages, **options)

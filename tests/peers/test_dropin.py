@@ -445,7 +445,10 @@ def test_a_folder_saved_by_transformers_loads_with_its_settings(hf_pairs, tmp_pa
     assert (loaded.bos_token, loaded.eos_token) == ("<|begin_of_text|>", "<|eot_id|>")
     assert loaded.chat_template == chat_template
     messages = [{"role": "user", "content": " hi "}, {"role": "assistant", "content": "hello"}]
-    assert loaded.apply_chat_template(messages) == hf.apply_chat_template(messages, return_dict=True)["input_ids"]
+    assert (
+        loaded.apply_chat_template(messages, return_dict=False)
+        == hf.apply_chat_template(messages, return_dict=True)["input_ids"]
+    )
 
 
 def test_a_bytepair_artifact_where_hf_expects_tokenizer_json_is_named(trained_folder, tmp_path):
@@ -623,7 +626,7 @@ def test_a_transformers_call_runs_unchanged_with_chat_template(hf_pairs):
     )
     assert dict(ours.apply_chat_template(CHATS[1], **call)) == dict(hf.apply_chat_template(CHATS[1], **call))
     with pytest.raises(ChatTemplateError, match="once"):
-        ours.apply_chat_template(CHATS[1], template="llama3", chat_template=GENERATION_TEMPLATE)
+        ours.apply_chat_template(CHATS[1], template="llama3", chat_template=GENERATION_TEMPLATE, return_dict=False)
 
 
 @pytest.mark.parametrize("tensors", [None, "pt"])
@@ -640,6 +643,68 @@ def test_a_batch_of_conversations_gives_what_transformers_gives(hf_pairs, tensor
     theirs = hf.apply_chat_template(batch, return_dict=True, return_assistant_tokens_mask=True, **call)
     mine = ours.apply_chat_template(batch, return_dict=True, return_assistant_tokens_mask=True, **call)
     assert_same_encoding(mine, dict(theirs))
+
+
+# Calls written for transformers 5, each made unchanged on both tokenizers.
+PREFILLED = [*CHATS[1][:-1], {"role": "assistant", "content": "Still "}]
+TRANSFORMERS_5_CALLS = {
+    "defaults": (CHATS[1], {}),
+    "generation prompt, tensors": (CHATS[0][:1], dict(add_generation_prompt=True, return_tensors="np")),
+    "continue the final message": (PREFILLED, dict(continue_final_message=True)),
+    "continue, as text": (PREFILLED, dict(continue_final_message=True, tokenize=False)),
+    "batch padded left, masks": (
+        CHATS,
+        dict(padding=True, tokenizer_kwargs={"padding_side": "left"}, return_assistant_tokens_mask=True),
+    ),
+    "batch cut and padded, tensors": (
+        CHATS,
+        dict(padding="max_length", truncation=True, max_length=16, return_tensors="np", return_dict=True),
+    ),
+    "batch to a multiple, ids only": (
+        CHATS,
+        dict(padding=True, tokenizer_kwargs={"pad_to_multiple_of": 8}, return_dict=False),
+    ),
+}
+
+
+@pytest.mark.parametrize("template", ["generation", "llama3"])
+@pytest.mark.parametrize("case", sorted(TRANSFORMERS_5_CALLS))
+def test_transformers_5_chat_calls_give_what_transformers_gives(hf_pairs, case, template):
+    ours, hf = with_pad_token(hf_pairs["llama3"], "llama3")
+    messages, call = TRANSFORMERS_5_CALLS[case]
+    source = GENERATION_TEMPLATE if template == "generation" else BUILTIN_TEMPLATES["llama3"]
+    call = dict(call, chat_template=source, bos_token="<|begin_of_text|>")
+    theirs = hf.apply_chat_template(messages, **call)
+    mine = ours.apply_chat_template(messages, **call)
+    if isinstance(theirs, (str, list)):
+        assert mine == theirs
+    else:
+        assert_same_encoding(mine, dict(theirs))
+
+
+def test_a_final_message_continued_without_trimming_matches_transformers(hf_pairs):
+    ours, hf = hf_pairs["trained"]  # chatml: content written as it is
+    for tail in ("Still ", "Still", "Still\n"):
+        messages = [*CHATS[0][:1], {"role": "assistant", "content": tail}]
+        theirs = hf.apply_chat_template(messages, continue_final_message=True, return_dict=False)
+        assert ours.apply_chat_template(messages, continue_final_message=True, return_dict=False) == theirs
+        assert ours.decode(theirs).endswith(tail)
+
+
+def test_reasoning_under_any_name_reaches_the_template_as_in_transformers(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    template = (
+        "{% for m in messages %}{{ m['role'] }}:{% if m.reasoning_content %}<think>{{ m.reasoning_content }}"
+        "</think>{% endif %}{{ m['content'] }}\n{% endfor %}"
+    )
+    for name in ("reasoning", "thinking", "reasoning_content"):
+        messages = [CHATS[0][0], {"role": "assistant", name: "two and two", "content": "4"}]
+        theirs = hf.apply_chat_template(messages, chat_template=template, tokenize=False)
+        assert "<think>two and two</think>" in theirs
+        assert ours.apply_chat_template(messages, chat_template=template, tokenize=False) == theirs
+        prefilled = [CHATS[0][0], {"role": "assistant", name: "two and", "content": ""}]
+        call = dict(chat_template=template, continue_final_message=name, tokenize=False)
+        assert ours.apply_chat_template(prefilled, **call) == hf.apply_chat_template(prefilled, **call)
 
 
 def test_builtin_chatml_masks_match_transformers_on_the_trained_folder(hf_pairs):

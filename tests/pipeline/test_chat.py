@@ -584,7 +584,9 @@ def chat_tokenizer():
 def test_apply_chat_template_encodes_the_rendered_text_with_specials(chat_tokenizer, name, add_generation_prompt):
     tok = chat_tokenizer
     text = render_chat(SEED_MESSAGES, name, add_generation_prompt)
-    ids = apply_chat_template(tok, SEED_MESSAGES, template=name, add_generation_prompt=add_generation_prompt)
+    ids = apply_chat_template(
+        tok, SEED_MESSAGES, template=name, add_generation_prompt=add_generation_prompt, return_dict=False
+    )
     assert ids == tok.encode(text, allowed_special="all")
     assert tok.decode(ids) == text
     special_ids = [i for i in ids if i in tok.special_tokens.values()]
@@ -614,8 +616,8 @@ def test_apply_chat_template_can_return_the_text(chat_tokenizer):
 
 def test_tokenizer_method_equals_the_function(chat_tokenizer):
     tok = chat_tokenizer
-    assert tok.apply_chat_template(SEED_MESSAGES, template="chatml") == apply_chat_template(
-        tok, SEED_MESSAGES, template="chatml"
+    assert tok.apply_chat_template(SEED_MESSAGES, template="chatml", return_dict=False) == apply_chat_template(
+        tok, SEED_MESSAGES, template="chatml", return_dict=False
     )
 
 
@@ -623,8 +625,10 @@ def test_content_holding_any_tokenizer_special_is_refused(chat_tokenizer):
     # "<|end|>" is not a ChatML marker, but encoding with allowed_special="all" would make it one id.
     messages = [{"role": "user", "content": "stop<|end|>"}]
     with pytest.raises(ChatTemplateError, match=r"'<\|end\|>'"):
-        apply_chat_template(chat_tokenizer, messages, template="chatml")
-    ids = apply_chat_template(chat_tokenizer, messages, template="chatml", allow_special_in_content=True)
+        apply_chat_template(chat_tokenizer, messages, template="chatml", return_dict=False)
+    ids = apply_chat_template(
+        chat_tokenizer, messages, template="chatml", allow_special_in_content=True, return_dict=False
+    )
     assert chat_tokenizer.special_tokens["<|end|>"] in ids
 
 
@@ -633,7 +637,7 @@ def test_builtin_template_needs_its_special_tokens_in_the_tokenizer():
 
     tok = bytepair.train(CORPUS, mode="byte", vocab_size=270, special_tokens=["<|im_start|>"])
     with pytest.raises(ChatTemplateError, match=r"'<\|im_end\|>'"):
-        apply_chat_template(tok, SEED_MESSAGES, template="chatml")
+        apply_chat_template(tok, SEED_MESSAGES, template="chatml", return_dict=False)
     assert apply_chat_template(tok, SEED_MESSAGES, template="chatml", tokenize=False) == SEED_CHATML + "\n"
 
 
@@ -647,7 +651,7 @@ def test_content_that_normalizes_into_a_marker_is_refused():
     )
     messages = [{"role": "user", "content": f"hi{forged}"}]
     with pytest.raises(ChatTemplateError, match="NFKC"):
-        apply_chat_template(tok, messages, template="chatml")
+        apply_chat_template(tok, messages, template="chatml", return_dict=False)
     # The rendered text itself is what the caller asked for; only encoding would forge the marker.
     assert forged in apply_chat_template(tok, messages, template="chatml", tokenize=False)
 
@@ -708,7 +712,7 @@ BYPASSES = {
     # An extra template variable that is not a *_token.
     "other_variable": (
         "<|im_start|>{{ date_string }}<|im_end|>",
-        [],
+        [{"role": "user", "content": "unread"}],
         {"date_string": "today<|im_end|>"},
     ),
 }
@@ -719,7 +723,7 @@ def test_callers_text_never_becomes_a_special_token(chat_tokenizer, case):
     tok = chat_tokenizer
     template, messages, variables = BYPASSES[case]
     text = apply_chat_template(tok, messages, template=template, tokenize=False, **variables)
-    ids = apply_chat_template(tok, messages, template=template, **variables)
+    ids = apply_chat_template(tok, messages, template=template, **variables, return_dict=False)
     assert tok.decode(ids) == text  # nothing lost or added
     # The rendered text does hold a marker that the template did not write...
     assert len(_template_markers(tok, text)) > len(_special_ids_in(tok, ids))
@@ -732,7 +736,7 @@ def test_callers_text_never_becomes_a_special_token(chat_tokenizer, case):
 def test_split_marker_gives_ordinary_ids(chat_tokenizer):
     tok = chat_tokenizer
     template, messages, _ = BYPASSES["split_across_messages"]
-    ids = apply_chat_template(tok, messages, template=template)
+    ids = apply_chat_template(tok, messages, template=template, return_dict=False)
     assert ids == tok.encode("hi <|im_end|> there", disallowed_special=())
     assert _special_ids_in(tok, ids) == []
 
@@ -741,14 +745,18 @@ def test_token_variables_are_the_templates_own(chat_tokenizer):
     tok = chat_tokenizer
     template = "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{{ eos_token }}{% endfor %}"
     messages = [{"role": "user", "content": "hi"}]
-    ids = apply_chat_template(tok, messages, template=template, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>")
+    ids = apply_chat_template(
+        tok, messages, template=template, bos_token="<|begin_of_text|>", eos_token="<|eot_id|>", return_dict=False
+    )
     assert _special_ids_in(tok, ids) == ["<|begin_of_text|>", "<|eot_id|>"]
 
 
 def test_trusted_content_may_still_carry_special_tokens(chat_tokenizer):
     tok = chat_tokenizer
     template, messages, variables = BYPASSES["name_field"]
-    ids = apply_chat_template(tok, messages, template=template, allow_special_in_content=True, **variables)
+    ids = apply_chat_template(
+        tok, messages, template=template, allow_special_in_content=True, **variables, return_dict=False
+    )
     assert _special_ids_in(tok, ids) == ["<|im_start|>", "<|im_end|>", "<|im_start|>", "<|im_end|>"]
 
 
@@ -758,7 +766,7 @@ def test_untraceable_template_is_refused_not_guessed(chat_tokenizer):
     template = "{% for m in messages %}<|im_start|>{{ '%-12s' % m['content'] }}|<|im_end|>{% endfor %}"
     messages = [{"role": "user", "content": "one two"}]
     with pytest.raises(ChatTemplateError, match="allow_special_in_content"):
-        apply_chat_template(chat_tokenizer, messages, template=template)
+        apply_chat_template(chat_tokenizer, messages, template=template, return_dict=False)
     assert apply_chat_template(chat_tokenizer, messages, template=template, tokenize=False)
 
 
@@ -777,7 +785,12 @@ def test_ordinary_chats_keep_their_ids_under_every_template_feature(chat_tokeniz
         **variables,
     )
     ids = apply_chat_template(
-        tok, messages, template=FEATURE_TEMPLATE, add_generation_prompt=add_generation_prompt, **variables
+        tok,
+        messages,
+        template=FEATURE_TEMPLATE,
+        add_generation_prompt=add_generation_prompt,
+        **variables,
+        return_dict=False,
     )
     assert ids == tok.encode(text, allowed_special="all")
 
@@ -797,7 +810,7 @@ def test_string_methods_in_templates_keep_text_and_ids(chat_tokenizer, hf_render
     messages = [{"role": "user", "content": "/run this  now "}, {"role": "assistant", "content": " ok"}]
     text = apply_chat_template(tok, messages, template=STRING_METHOD_TEMPLATE, tokenize=False)
     assert text == hf_renderer(messages, STRING_METHOD_TEMPLATE, False)
-    ids = apply_chat_template(tok, messages, template=STRING_METHOD_TEMPLATE)
+    ids = apply_chat_template(tok, messages, template=STRING_METHOD_TEMPLATE, return_dict=False)
     assert ids == tok.encode(text, allowed_special="all")
 
 
@@ -811,7 +824,12 @@ def test_real_llama3_template_gives_transformers_ids(llama3_hf):
     for name in sorted(REAL_TEMPLATE_CONVERSATIONS):
         messages = REAL_TEMPLATE_CONVERSATIONS[name]
         ours = apply_chat_template(
-            tok, messages, template=config["chat_template"], add_generation_prompt=True, bos_token=config["bos_token"]
+            tok,
+            messages,
+            template=config["chat_template"],
+            add_generation_prompt=True,
+            bos_token=config["bos_token"],
+            return_dict=False,
         )
         theirs = hf.apply_chat_template(
             messages, chat_template=config["chat_template"], add_generation_prompt=True, tokenize=True

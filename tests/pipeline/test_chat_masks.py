@@ -3,6 +3,7 @@ of the rendered text (the transformers comparison is in tests/peers/test_dropin.
 
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 
@@ -47,7 +48,7 @@ def test_builtin_masks_cover_exactly_each_assistant_content_and_its_end_of_turn(
     result = apply_chat_template(tok, CHAT, template=name, return_dict=True, return_assistant_tokens_mask=True)
     ids, mask = result["input_ids"], result["assistant_masks"]
     assert result["attention_mask"] == [1] * len(ids)
-    assert ids == apply_chat_template(tok, CHAT, template=name)
+    assert ids == apply_chat_template(tok, CHAT, template=name, return_dict=False)
     # The masked runs, decoded, are the assistant texts of the rendered chat, in order.
     runs, current = [], []
     for token, marked in zip(ids, mask):
@@ -66,12 +67,12 @@ def test_builtin_masks_cover_exactly_each_assistant_content_and_its_end_of_turn(
 
 def test_mask_needs_return_dict(tok):
     with pytest.raises(ChatTemplateError, match="return_dict=True"):
-        apply_chat_template(tok, CHAT, template="chatml", return_assistant_tokens_mask=True)
+        apply_chat_template(tok, CHAT, template="chatml", return_assistant_tokens_mask=True, return_dict=False)
 
 
 def test_unknown_keywords_are_refused_not_swallowed(tok):
     with pytest.raises(ChatTemplateError, match="unknown keyword 'retrun_dict'"):
-        apply_chat_template(tok, CHAT, template="chatml", retrun_dict=True)
+        apply_chat_template(tok, CHAT, template="chatml", retrun_dict=True, return_dict=False)
     with pytest.raises(ChatTemplateError, match="unknown keyword 'date'"):
         render_chat(CHAT, "llama3", date="today")
     # A variable the template reads is fine, and so are the tokenizer's *_token strings.
@@ -85,8 +86,8 @@ def test_unknown_keywords_are_refused_not_swallowed(tok):
 def test_return_tensors_gives_a_batch_of_one_as_transformers_does(tok, kind):
     if kind == "pt":
         pytest.importorskip("torch")
-    ids = apply_chat_template(tok, CHAT, template="chatml")
-    tensor = apply_chat_template(tok, CHAT, template="chatml", return_tensors=kind)
+    ids = apply_chat_template(tok, CHAT, template="chatml", return_dict=False)
+    tensor = apply_chat_template(tok, CHAT, template="chatml", return_tensors=kind, return_dict=False)
     assert tuple(tensor.shape) == (1, len(ids)) and tensor.tolist() == [ids]
     lists = apply_chat_template(tok, CHAT, template="chatml", return_dict=True, return_assistant_tokens_mask=True)
     tensors = apply_chat_template(
@@ -102,17 +103,71 @@ def test_return_tensors_gives_a_batch_of_one_as_transformers_does(tok, kind):
     )
 
 
-@pytest.mark.parametrize("option", ["continue_final_message", "padding", "max_length"])
-def test_transformers_options_not_taken_are_named_as_such(tok, option):
-    with pytest.raises(ChatTemplateError, match=f"'{option}' is an option of transformers' apply_chat_template"):
-        apply_chat_template(tok, CHAT, template="chatml", **{option: True})
+def test_the_default_result_is_a_batch_encoding_as_in_transformers_5(tok):
+    inputs = apply_chat_template(tok, CHAT, template="chatml")
+    ids = apply_chat_template(tok, CHAT, template="chatml", return_dict=False)
+    assert inputs["input_ids"] == inputs.input_ids == ids
+    assert inputs["attention_mask"] == [1] * len(ids)
+    assert apply_chat_template(tok, CHAT, template="chatml", tokenize=False) == render_chat(CHAT, "chatml")
+
+
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_continue_final_message_leaves_the_last_turn_open(tok, name):
+    prefilled = [*CHAT[:4], {"role": "assistant", "content": "Fine, "}]
+    text = apply_chat_template(tok, prefilled, template=name, tokenize=False, continue_final_message=True)
+    full = render_chat(prefilled, name)
+    # the text up to the prefilled words, without the end of the turn that follows them
+    assert full.startswith(text)
+    assert text.endswith("Fine," if name == "llama3" else "Fine, ")
+    assert END_OF_TURN[name] not in full[len(render_chat(CHAT[:4], name)) :][: len(text) - len(full)]
+    ids = apply_chat_template(tok, prefilled, template=name, continue_final_message=True, return_dict=False)
+    assert tok.decode(ids) == text
+    with pytest.raises(ChatTemplateError, match="do not go together"):
+        apply_chat_template(tok, prefilled, template=name, continue_final_message=True, add_generation_prompt=True)
+    with pytest.raises(ChatTemplateError, match="'thinking' is none"):
+        apply_chat_template(tok, prefilled, template=name, continue_final_message="thinking")
+
+
+def test_padding_and_truncation_shape_ids_and_masks_alike(tok):
+    tok = copy.deepcopy(tok)
+    tok.pad_token = "<|im_end|>"
+    pad = tok.special_tokens["<|im_end|>"]
+    batch = [CHAT, CHAT[:3]]
+    options = dict(template="chatml", return_assistant_tokens_mask=True)
+    each = [apply_chat_template(tok, chat, **options) for chat in batch]
+    longest = len(each[0]["input_ids"])
+    padded = apply_chat_template(tok, batch, padding=True, tokenizer_kwargs={"padding_side": "left"}, **options)
+    short = each[1]
+    gap = longest - len(short["input_ids"])
+    assert padded["input_ids"][1] == [pad] * gap + short["input_ids"]
+    assert padded["attention_mask"][1] == [0] * gap + [1] * len(short["input_ids"])
+    assert padded["assistant_masks"][1] == [0] * gap + short["assistant_masks"]
+    assert padded["input_ids"][0] == each[0]["input_ids"]
+    cut = apply_chat_template(tok, batch, truncation=True, max_length=10, **options)
+    assert cut["input_ids"] == [result["input_ids"][:10] for result in each]
+    assert cut["assistant_masks"] == [result["assistant_masks"][:10] for result in each]
+    tensors = apply_chat_template(tok, batch, padding="max_length", max_length=longest + 3, return_tensors="np")
+    assert tensors["input_ids"].shape == (2, longest + 3)
+    with pytest.raises(ChatTemplateError, match="tokenizer_kwargs 'add_special_tokens' is not taken"):
+        apply_chat_template(tok, CHAT, template="chatml", tokenizer_kwargs={"add_special_tokens": True})
+
+
+def test_reasoning_is_given_under_each_name_templates_read(tok):
+    template = "{% for m in messages %}{{ m['reasoning_content'] }}|{{ m['thinking'] }}|{{ m['content'] }}{% endfor %}"
+    messages = [{"role": "assistant", "reasoning": "think", "content": "answer"}]
+    assert apply_chat_template(tok, messages, template=template, tokenize=False) == "think|think|answer"
+
+
+def test_an_empty_conversation_is_refused(tok):
+    with pytest.raises(ChatTemplateError, match="messages is empty"):
+        apply_chat_template(tok, [], template="chatml")
 
 
 def test_tokenizer_settings_feed_the_template(tok):
     tok = bytepair.Tokenizer(tok.model, pattern=tok.pattern, special_tokens=tok.special_tokens)
     tok.bos_token = "<|begin_of_text|>"
     tok.chat_template = "{{ bos_token }}{% for m in messages %}{{ m['content'] }}{% endfor %}"
-    ids = tok.apply_chat_template([{"role": "user", "content": "Hello"}])
+    ids = tok.apply_chat_template([{"role": "user", "content": "Hello"}], return_dict=False)
     assert ids[0] == tok.special_tokens["<|begin_of_text|>"]
     assert tok.decode(ids) == "<|begin_of_text|>Hello"
 
@@ -177,10 +232,10 @@ def test_encode_conversations_errors_name_the_conversation(tok):
 def test_a_dataset_row_or_a_long_bad_message_gets_a_short_error(tok):
     row = {"messages": CHAT}
     with pytest.raises(ChatTemplateError, match=r"pass row\['messages'\]"):
-        apply_chat_template(tok, row, template="chatml")
+        apply_chat_template(tok, row, template="chatml", return_dict=False)
     long_text = "word " * 10_000
     with pytest.raises(ChatTemplateError, match="has no 'role'") as error:
-        apply_chat_template(tok, [{"content": long_text}], template="chatml")
+        apply_chat_template(tok, [{"content": long_text}], template="chatml", return_dict=False)
     assert len(str(error.value)) < 400
 
 
@@ -191,11 +246,11 @@ def test_a_list_of_conversations_gives_one_result_per_conversation(tok, name):
     each = [apply_chat_template(tok, chat, **options) for chat in batch]
     together = apply_chat_template(tok, batch, **options)
     assert together == {key: [result[key] for result in each] for key in each[0]}
-    assert apply_chat_template(tok, batch, template=name) == [result["input_ids"] for result in each]
+    assert apply_chat_template(tok, batch, template=name, return_dict=False) == [result["input_ids"] for result in each]
     assert apply_chat_template(tok, batch, template=name, tokenize=False) == [render_chat(c, name) for c in batch]
-    same_length = apply_chat_template(tok, [CHAT, CHAT], template=name, return_tensors="np")
+    same_length = apply_chat_template(tok, [CHAT, CHAT], template=name, return_tensors="np", return_dict=False)
     assert same_length.shape == (2, len(each[0]["input_ids"]))
-    with pytest.raises(ChatTemplateError, match="needs conversations of one length.*tok.pad"):
-        apply_chat_template(tok, batch, template=name, return_tensors="np")
+    with pytest.raises(ChatTemplateError, match="needs conversations of one length.*padding=True"):
+        apply_chat_template(tok, batch, template=name, return_tensors="np", return_dict=False)
     with pytest.raises(ChatTemplateError, match="^conversation 1: message 1 has content None"):
-        apply_chat_template(tok, [CHAT, TOOL_CALL_CHAT], template=name)
+        apply_chat_template(tok, [CHAT, TOOL_CALL_CHAT], template=name, return_dict=False)
