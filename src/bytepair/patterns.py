@@ -250,12 +250,29 @@ def gaps_kept(regex_text):
         return None
     inner = found.group(1)
     try:
-        compiled = _compiled(inner)
+        where = empty_match(inner)
     except PatternError:
         return None
-    if any(match.end() == match.start() for match in compiled.finditer(_EMPTY_MATCH_SAMPLE, timeout=MATCH_TIMEOUT)):
-        return None
-    return inner
+    return None if where is not None else inner
+
+
+def empty_match(regex_text):
+    """Where ``regex_text`` matches the empty string, in words (the empty text, or before which
+    character of a sample text), else None. A library that keeps only matches (tiktoken, HF's
+    ``Split``) skips the character after an empty match, so such a pattern loses text there.
+
+    Example:
+        >>> empty_match(r"\\w*"), empty_match(r"\\w+")
+        ('the empty text', None)
+    """
+    compiled = _compiled(regex_text)
+    if compiled.fullmatch("", timeout=MATCH_TIMEOUT) is not None:
+        return "the empty text"
+    for found in compiled.finditer(_EMPTY_MATCH_SAMPLE, timeout=MATCH_TIMEOUT):
+        if found.end() == found.start():
+            at = found.start()
+            return f"{_EMPTY_MATCH_SAMPLE[max(0, at - 8) : at + 8]!r}, before {_EMPTY_MATCH_SAMPLE[at : at + 1]!r}"
+    return None
 
 
 _KEPT_GAPS = regex.compile(r"\(\?:(.*)\)\|\(\?:\(\?!\(\?:\1\)\)\[\\s\\S\]\)\+", flags=regex.DOTALL)

@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import bytepair
+from bytepair.bytelevel import bytes_to_readable
 from bytepair.errors import FormatError
 from bytepair.formats import load_tiktoken, to_huggingface, to_tiktoken
 from bytepair.formats.export import huggingface_json
@@ -143,6 +145,53 @@ def test_text_a_custom_regex_leaves_between_matches_is_kept_in_both_files(patter
         assert reference.encode(text, add_special_tokens=False).ids == ours
         assert back.encode(text) == ours
         assert encoding.decode(ours) == reference.decode(ours) == text
+
+
+# Custom patterns whose anchors and sets Oniguruma (HF) and fancy-regex (tiktoken) read otherwise
+# than the regex module: ^ and $ at every line there, \Z before a final newline in HF, a "[" or
+# "&&" in a set as a nested set or an intersection.
+ANCHORED_PATTERNS = [
+    r"^\w\w|\w+$|\w|\s+|[^\w\s]+",
+    r"\w+\Z|\w|\s+|[^\w\s]+",
+    r"[[a-z]+|\s+|[^\s[a-z]]+",
+    r"[a-z&&]+|\s+|[^a-z\s&]+",
+]
+
+
+@pytest.mark.parametrize("pattern", ANCHORED_PATTERNS)
+def test_anchors_and_sets_of_a_custom_regex_split_alike_in_both_files(pattern, tmp_path):
+    lines = "ab cd\nab\n[ab] x&&y ab\ncd ab\n"
+    tokenizer = bytepair.train(lines * 40, mode="byte", vocab_size=290, pattern=pattern)
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    for text in [lines, "ab\ncd\n", "ab\ncd", "[[ab&&cd]]\n\nab", "x\n"]:
+        ours = tokenizer.encode(text)
+        pieces = [piece for piece, _ in reference.pre_tokenizer.pre_tokenize_str(text)]
+        assert pieces == [bytes_to_readable(piece.encode()) for piece in tokenizer.split(text)], text
+        assert reference.encode(text, add_special_tokens=False).ids == ours, text
+        assert encoding.encode_ordinary(text) == ours, text
+        assert back.encode(text) == ours, text
+
+
+@pytest.mark.parametrize(
+    ("pattern", "named"),
+    [
+        (r"\w*", "matches the empty string"),
+        (r"\w+|(?=,)", "matches the empty string"),
+        (r"\h+|\S+", repr("\\h")),
+        (r"[[:alpha:]]+|\s+", repr("[:alpha:]")),
+        (r"(?s)\w.|\s", repr("(?s)")),
+        (r"(?m)^\w+|\W", repr("(?m)")),
+    ],
+)
+def test_a_custom_regex_the_files_would_read_otherwise_is_refused_by_name(pattern, named, tmp_path):
+    tokenizer = bytepair.train("ab cd, ef\n" * 40, mode="byte", vocab_size=270, pattern=pattern)
+    for export in (to_huggingface, to_tiktoken):
+        with pytest.raises(FormatError, match=re.escape(named)):
+            export(tokenizer, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 @pytest.mark.parametrize("pattern", [r"\w+|\s+|[^\w\s]+", r"[^\W\d]+|\d+|\W"])

@@ -39,8 +39,8 @@ from .._io import write_text_atomic
 from ..bytelevel import bytes_to_readable
 from ..errors import FormatError
 from ..model import MergeModel, RankModel
-from ..patterns import keep_gaps
-from .hf_regex import hf_regex
+from ..patterns import empty_match, keep_gaps
+from .hf_regex import hf_regex, portable_regex
 
 # tiktoken needs a regex; a tokenizer without a pattern treats the whole text as one piece.
 WHOLE_TEXT = r"[\s\S]+"
@@ -58,9 +58,10 @@ def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
     model = tokenizer.model
     if isinstance(model, MergeModel):
         _check_replay_matches_tiktoken(model)
+    pattern = _exported_pattern(tokenizer)  # may refuse: before anything is written
     ranks = {value: token_id for token_id, value in enumerate(model.token_bytes) if value is not None}
     write_ranks(ranks, path)
-    return {"pat_str": _exported_pattern(tokenizer) or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
+    return {"pat_str": pattern or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}
 
 
 def check_tokenizer(tokenizer):
@@ -74,10 +75,19 @@ def check_tokenizer(tokenizer):
 
 def _exported_pattern(tokenizer):
     """The tokenizer's regex for a library that keeps only its matches: a custom regex's gaps
-    are pieces here, and would be dropped there without a match of their own."""
-    if tokenizer.pattern is None or tokenizer.pattern_name is not None:
-        return tokenizer.pattern
-    return keep_gaps(tokenizer.pattern)
+    are pieces here, and would be dropped there without a match of their own; its anchors and
+    sets are spelled as those libraries read them (``portable_regex``)."""
+    pattern = tokenizer.pattern
+    if pattern is None or tokenizer.pattern_name is not None:
+        return pattern
+    where = empty_match(pattern)
+    if where is not None:
+        raise FormatError(
+            f"pattern {pattern[:200]!r} matches the empty string (in {where}); tiktoken and HF skip the "
+            "character after an empty match, so the file would drop text that bytepair keeps. Make every "
+            "alternative take at least one character (+ instead of *)"
+        )
+    return keep_gaps(portable_regex(pattern))
 
 
 def _check_tiktoken(tokenizer):

@@ -72,6 +72,63 @@ def hf_regex(pattern: str) -> str:
     return _onig_spelling(rewritten)
 
 
+def portable_regex(pattern: str) -> str:
+    r"""A custom ``pattern`` (the ``regex`` module's syntax) spelled so that Oniguruma (HF) and
+    fancy-regex (tiktoken) read it as the ``regex`` module does; for the files bytepair writes.
+
+    ``^`` becomes ``\A`` and ``$`` ``(?=\n?\z)`` (both engines read them at every line, the
+    ``regex`` module at the text's ends), ``\Z`` becomes ``\z`` (Oniguruma's also stops before a
+    final newline); a ``[``, ``&`` or ``~`` inside a set is escaped (both engines read nested
+    sets and ``&&`` / ``~~`` operators there, the ``regex`` module literal characters). Raises
+    ``FormatError`` naming what they read otherwise and this does not rewrite: ``\h``, POSIX
+    classes (``[[:alpha:]]``), ``--`` in a set and the flags m, s, x, a, L, u, V.
+
+    Example:
+        >>> portable_regex(r"^\w+|\s+$|[[a]")
+        '\\A\\w+|\\s+(?=\\n?\\z)|[\\[a]'
+    """
+    out, at, in_set = [], 0, False
+
+    def refuse(construct, why):
+        raise FormatError(
+            f"pattern {pattern[:200]!r} uses {construct!r} (at character {at}), which {why}; the file would "
+            "split otherwise than bytepair does. Rewrite the pattern without it"
+        )
+
+    while at < len(pattern):
+        char = pattern[at]
+        if char == "\\" and at + 1 < len(pattern):
+            escape = pattern[at : at + 2]
+            if escape in ("\\h", "\\H"):
+                refuse(escape, "HF reads as a hexadecimal digit and tiktoken does not take")
+            out.append("\\z" if escape == "\\Z" and not in_set else escape)
+            at += 2
+            continue
+        if in_set:
+            if pattern.startswith("[:", at):
+                refuse(pattern[at : pattern.find("]", at) + 1] or "[:", "HF and tiktoken read with other characters")
+            if pattern.startswith("--", at):
+                refuse("--", "tiktoken reads as a set difference")
+            out.append("\\" + char if char in "[&~" else char)
+            in_set = char != "]"
+            at += 1
+            continue
+        flags = _FLAGS.match(pattern, at) if char == "(" else None
+        if flags and set(flags.group(1) + (flags.group(2) or "")) & set("msxaLuV"):
+            refuse(
+                flags.group(0), "HF or tiktoken read with another meaning (write [\\s\\S] for (?s)., \\n for line ends)"
+            )
+        out.append({"^": "\\A", "$": "(?=\\n?\\z)"}.get(char, char))
+        at += 1
+        if char == "[":
+            in_set = True
+            for literal in ("^", "]"):  # "[^]..." and "[]...": a ] first in a set is itself
+                if pattern.startswith(literal, at):
+                    out.append(literal)
+                    at += 1
+    return "".join(out)
+
+
 # The zero-width non-joiner and joiner: word characters for the regex module and tiktoken
 # (Unicode's \w has Join_Control), not for Oniguruma, whose \w left them out of Persian and
 # Malayalam words (one of 93 UDHR texts gave other ids through a custom \w+ pattern).
