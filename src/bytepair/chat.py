@@ -462,14 +462,18 @@ def _first_characters(segments, length):
     return [(text, is_callers) for text, is_callers in kept if text]
 
 
-def encode_conversations(tokenizer, conversations, *, template=None, max_length=None, **template_variables):
+def encode_conversations(
+    tokenizer, conversations, *, template=None, max_length=None, skip_overlong=False, **template_variables
+):
     """Supervised fine-tuning data: ``{"input_ids", "attention_mask", "labels"}``, one list per
     conversation, the labels being the ids on assistant tokens and -100 elsewhere (the value
     PyTorch's cross-entropy and HF trainers ignore).
 
     ``max_length`` cuts a conversation that is longer at the end of its last assistant turn that
     fits whole, so no turn is ever kept in part; a conversation whose first assistant turn does
-    not fit raises ``ChatTemplateError`` naming it (raise ``max_length`` or leave it out).
+    not fit raises ``ChatTemplateError`` naming it, or with ``skip_overlong=True`` is left out
+    (the lists then have fewer rows than ``conversations``, as ``datasets.map(...,
+    batched=True)`` allows).
 
     Example:
         >>> import bytepair
@@ -522,10 +526,13 @@ def encode_conversations(tokenizer, conversations, *, template=None, max_length=
             )
         if max_length is not None and len(ids) > max_length:
             fitting = [end for _, end in runs if end <= max_length]
+            if not fitting and skip_overlong:
+                continue
             if not fitting:
                 raise ChatTemplateError(
                     f"conversation {index}: its first assistant turn ends at token {runs[0][1]}, "
-                    f"beyond max_length={max_length}; raise max_length or leave the conversation out"
+                    f"beyond max_length={max_length}; raise max_length, or pass skip_overlong=True to leave such "
+                    "conversations out"
                 )
             ids, mask = ids[: fitting[-1]], mask[: fitting[-1]]
         batch["input_ids"].append(ids)

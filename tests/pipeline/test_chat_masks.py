@@ -201,6 +201,19 @@ def test_truncation_ends_at_a_whole_assistant_turn(tok, name):
         encode_conversations(tok, [CHAT], template=name, max_length=3)
 
 
+@pytest.mark.parametrize("name", ["llama3", "chatml"])
+def test_conversations_too_long_to_keep_a_turn_can_be_left_out(tok, name):
+    short = CHAT[:3]
+    long_first_turn = [CHAT[0], {"role": "user", "content": "word " * 200}, CHAT[2]]
+    max_length = len(encode_conversations(tok, [short], template=name)["input_ids"][0]) + 5
+    kept = encode_conversations(
+        tok, [short, long_first_turn, CHAT], template=name, max_length=max_length, skip_overlong=True
+    )
+    expected = encode_conversations(tok, [short, CHAT], template=name, max_length=max_length)
+    assert kept == expected
+    assert len(kept["input_ids"]) == 2
+
+
 def test_a_conversation_without_assistant_tokens_is_refused(tok):
     with pytest.raises(ChatTemplateError, match="conversation 0 has no assistant tokens"):
         encode_conversations(tok, [CHAT[:2]], template="chatml")
