@@ -431,6 +431,13 @@ def test_byte_order_marks(tokenizer, tmp_path, monkeypatch):
         label = encoding.upper()
         with pytest.raises(DocumentError, match=f"{name}: {label} text .*convert it, e.g. iconv -f {label} -t UTF-8"):
             encode_corpus([tmp_path / name], tokenizer, tmp_path / "bad", skip_bad=True, **quiet())
+    # the same without a mark (as some Windows tools and exports write it): NULs between ASCII
+    # characters are valid UTF-8, and were encoded as text
+    for name, encoding in (("le.txt", "utf-16-le"), ("be.jsonl", "utf-16-be"), ("le32.txt", "utf-32-le")):
+        (tmp_path / name).write_text('{"text": "a document"}\n' * 3, encoding=encoding)
+        label = encoding.upper().replace("-LE", "LE").replace("-BE", "BE")
+        with pytest.raises(DocumentError, match=f"{name}: looks like {label} text without a byte-order mark"):
+            encode_corpus([tmp_path / name], tokenizer, tmp_path / "bad", skip_bad=True, **quiet())
 
 
 def test_zstd_inputs_read_every_frame_and_a_cut_one_is_named(tokenizer, tmp_path):

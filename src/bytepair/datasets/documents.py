@@ -622,6 +622,18 @@ class _ZstdFrames(io.RawIOBase):
         return True
 
 
+def _utf16_or_32_unmarked(head):
+    """The encoding of a file start that is UTF-16 or UTF-32 without a byte-order mark (its
+    ASCII characters then carry NUL bytes, valid UTF-8 that would be read as text), else None.
+    A UTF-8 corpus with a third of its bytes NUL is not text either way."""
+    if len(head) < 16 or head.count(0) * 3 < len(head):
+        return None
+    even, odd = head[0::2].count(0), head[1::2].count(0)
+    if head.count(0) * 3 >= len(head) * 2:
+        return "UTF-32LE" if head[0] else "UTF-32BE"
+    return "UTF-16LE" if odd > even else "UTF-16BE"
+
+
 class _Opened:
     """``with _Opened(source) as (binary, format)``: a buffered binary stream, decompressed."""
 
@@ -660,6 +672,14 @@ class _Opened:
                     f"{name}: {encoding} text (it starts with a {encoding} byte-order mark), and inputs are "
                     f"UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8"
                 )
+        unmarked = _utf16_or_32_unmarked(head)
+        if unmarked:
+            self.__exit__()
+            name = "standard input" if source.path == "-" else source.path
+            raise DocumentError(
+                f"{name}: looks like {unmarked} text without a byte-order mark ({head.count(0)} of its first "
+                f"{len(head)} bytes are NUL), and inputs are UTF-8; convert it, e.g. iconv -f {unmarked} -t UTF-8"
+            )
         fmt = source.format
         if fmt == "auto":
             fmt = "jsonl" if head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{" else "txt"
