@@ -366,18 +366,19 @@ def _apply_to_conversation(
     special = dict(getattr(tokenizer, "special_tokens", None) or {})
     defaults = _tokenizer_variables(tokenizer)
     source, clean, context = _prepared(messages, template, allow_special_in_content, special, variables, defaults)
+    final = None  # the text of the field continued, when continuing
     if continue_final_message:
-        clean = _tagged_for_continuation(clean, continue_final_message, source)
+        clean, final = _tagged_for_continuation(clean, continue_final_message, source)
     if not tokenize:
-        return _continued(_render(source, clean, add_generation_prompt, context), continue_final_message)
+        return _continued(_render(source, clean, add_generation_prompt, context), final)
     if allow_special_in_content:
-        text = _continued(_render(source, clean, add_generation_prompt, context), continue_final_message)
+        text = _continued(_render(source, clean, add_generation_prompt, context), final)
         segments = None
     else:
         trusted = {name for name, value in context.items() if _is_token_variable(name, value)}
         trusted &= set(defaults) | set(variables)
         text, segments = _render_traced(source, clean, add_generation_prompt, context, trusted)
-        text = _continued(text, continue_final_message)
+        text = _continued(text, final)
         segments = _first_characters(segments, len(text))
     if isinstance(template, str) and template in BUILTIN_TEMPLATES:
         _check_tokenizer_has_tokens(template, special)
@@ -413,7 +414,7 @@ _REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 def _tagged_for_continuation(messages, continue_final_message, source):
-    """The messages with the continuation tag after the text of the last one's field."""
+    """The messages with the continuation tag after the text of the last one's field, and that text."""
     if not messages:
         raise ChatTemplateError("continue_final_message needs a message to continue, and the conversation is empty")
     field = continue_final_message if isinstance(continue_final_message, str) else "content"
@@ -433,15 +434,17 @@ def _tagged_for_continuation(messages, continue_final_message, source):
         )
     for name in fields:
         last[name] = last[name] + _CONTINUE_TAG
-    return [*messages[:-1], last]
+    return [*messages[:-1], last], text
 
 
-def _continued(text, continue_final_message):
-    """The rendered ``text`` cut where the continuation tag begins (unchanged without one)."""
-    if not continue_final_message:
+def _continued(text, final):
+    """The rendered ``text`` cut where the continuation tag begins, ``final`` being the text of the
+    field continued (unchanged when it is None). As in transformers, that text must appear in the
+    render as it is: a template that escapes it (``| tojson``) leaves nothing to continue from."""
+    if final is None:
         return text
     at = text.rfind(_CONTINUE_TAG.strip())
-    if at < 0:
+    if at < 0 or final.strip() not in text:
         raise ChatTemplateError(
             "continue_final_message: the final message's text does not appear in the rendered chat (the "
             "template changes it), so there is no place to continue from"

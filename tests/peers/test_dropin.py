@@ -691,6 +691,22 @@ def test_a_final_message_continued_without_trimming_matches_transformers(hf_pair
         assert ours.decode(theirs).endswith(tail)
 
 
+def test_a_final_message_the_template_escapes_is_not_continued_as_in_transformers(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    # a tool result written as JSON: its newline becomes "\\n", so the text is not in the render
+    template = "{% for m in messages %}{{ m['role'] }}: {{ m['content'] | tojson }}\n{% endfor %}"
+    messages = [CHATS[0][0], {"role": "tool", "content": "line one\nline two"}]
+    call = dict(chat_template=template, continue_final_message=True, tokenize=False)
+    with pytest.raises(ValueError, match="does not appear"):
+        hf.apply_chat_template(messages, **call)
+    for tokenize in (False, True):
+        with pytest.raises(ChatTemplateError, match="does not appear"):
+            ours.apply_chat_template(messages, **dict(call, tokenize=tokenize))
+    # text that JSON leaves as it is appears, and is continued as there
+    messages[-1]["content"] = "line one"
+    assert ours.apply_chat_template(messages, **call) == hf.apply_chat_template(messages, **call)
+
+
 def test_reasoning_under_any_name_reaches_the_template_as_in_transformers(hf_pairs):
     ours, hf = hf_pairs["llama3"]
     template = (
