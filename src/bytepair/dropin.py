@@ -28,6 +28,7 @@ Example:
 from __future__ import annotations
 
 import re
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 
@@ -73,7 +74,8 @@ class BatchEncoding(dict):
     """What ``tok(texts, ...)`` returns: a dict that also reads its keys as attributes, as
     ``transformers.BatchEncoding`` does (``enc["input_ids"]``, ``enc.input_ids``).
 
-    ``to(device)`` moves PyTorch tensors (after ``return_tensors="pt"``).
+    ``to(device)`` moves PyTorch tensors (after ``return_tensors="pt"``) in place and returns this
+    same encoding, as transformers does, so ``inputs.to(device)`` without an assignment moves them.
     """
 
     def __getattr__(self, name):
@@ -82,8 +84,18 @@ class BatchEncoding(dict):
         except KeyError:
             raise AttributeError(name) from None
 
-    def to(self, device):
-        return BatchEncoding({key: value.to(device) if hasattr(value, "to") else value for key, value in self.items()})
+    def to(self, device, *, non_blocking=False):
+        if not isinstance(device, (str, int)) and type(device).__name__ != "device":
+            # a dtype (code calling .to(torch.float16) on every input) would cast the ids; as in
+            # transformers, only devices move them
+            warnings.warn(
+                f"BatchEncoding.to({device!r}): only a device moves the tensors; left as they are", stacklevel=2
+            )
+            return self
+        for key, value in self.items():
+            if hasattr(value, "to"):
+                self[key] = value.to(device=device, non_blocking=non_blocking)
+        return self
 
 
 class DropInMixin:

@@ -103,6 +103,20 @@ def test_return_tensors_gives_a_batch_of_one_as_transformers_does(tok, kind):
     )
 
 
+def test_to_moves_the_tensors_in_place_as_transformers_does(tok):
+    torch = pytest.importorskip("torch")
+    inputs = apply_chat_template(tok, CHAT, template="chatml", add_generation_prompt=True, return_tensors="pt")
+    # ported code often calls inputs.to(device) without assigning the result; "meta" is a device
+    # every PyTorch build has
+    assert inputs.to("meta") is inputs
+    assert inputs.input_ids.device.type == inputs["attention_mask"].device.type == "meta"
+    inputs = apply_chat_template(tok, CHAT, template="chatml", return_tensors="pt")
+    assert inputs.to(torch.device("cpu"), non_blocking=True) is inputs
+    with pytest.warns(UserWarning, match="only a device"):
+        inputs.to(torch.float16)  # a cast would turn the ids into floats
+    assert inputs.input_ids.dtype == torch.int64
+
+
 def test_the_default_result_is_a_batch_encoding_as_in_transformers_5(tok):
     inputs = apply_chat_template(tok, CHAT, template="chatml")
     ids = apply_chat_template(tok, CHAT, template="chatml", return_dict=False)
