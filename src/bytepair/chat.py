@@ -568,20 +568,24 @@ def _tokenizer_variables(tokenizer):
 
 
 # Arguments of transformers' signature that every template is given; None is their "not given".
+# A template without tool or document support leaves them out, as in transformers, where the
+# same call is made for every model ("if the template does not support function calling, this
+# argument will have no effect").
 _OPTIONAL_DATA = ("tools", "documents")
 
 
 def _check_variables_used(source, variables):
     """A keyword that the template never reads is a mistake (a misspelling, or an option this
     function does not have), not something to pass on silently. The ``*_token`` strings are
-    exempt: transformers passes every one of the tokenizer's to every template."""
+    exempt: transformers passes every one of the tokenizer's to every template; so are
+    ``tools`` and ``documents``, arguments of its signature."""
     if not variables:
         return
     used = _variables_read(source)
     unused = sorted(
         name
         for name, value in variables.items()
-        if name not in used and not _is_token_variable(name, value) and not (name in _OPTIONAL_DATA and value is None)
+        if name not in used and not _is_token_variable(name, value) and name not in _OPTIONAL_DATA
     )
     if unused:
         reads = ", ".join(sorted(used - {"messages", "add_generation_prompt"})) or "no other variables"

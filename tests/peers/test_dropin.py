@@ -707,6 +707,19 @@ def test_a_final_message_the_template_escapes_is_not_continued_as_in_transformer
     assert ours.apply_chat_template(messages, **call) == hf.apply_chat_template(messages, **call)
 
 
+def test_tools_and_documents_reach_only_templates_that_read_them_as_in_transformers(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object"}}}]
+    documents = [{"title": "Paris", "text": "Sunny."}]
+    # the same call is made for every model; a template without tool support leaves them out
+    for template in (BUILTIN_TEMPLATES["llama3"], "{{ messages[0]['content'] }}"):
+        for extra in (dict(tools=tools), dict(documents=documents), dict(tools=[], documents=documents)):
+            call = dict(chat_template=template, add_generation_prompt=True, **extra)
+            assert dict(ours.apply_chat_template(CHATS[0], **call)) == dict(hf.apply_chat_template(CHATS[0], **call))
+    with pytest.raises(ChatTemplateError, match="unknown keyword 'tool'"):
+        ours.apply_chat_template(CHATS[0], chat_template=BUILTIN_TEMPLATES["llama3"], tool=tools)
+
+
 def test_reasoning_under_any_name_reaches_the_template_as_in_transformers(hf_pairs):
     ours, hf = hf_pairs["llama3"]
     template = (
