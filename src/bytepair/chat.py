@@ -48,7 +48,8 @@ allowed_special="all")`` and reads ``tokenizer.special_tokens`` and ``tokenizer.
 It does not implement tool-call formats or multimodal content lists: a custom template sees every
 key of a message (``tool_calls``, ``name``...), and, as in transformers, keys whose value is None
 are left out, so an assistant turn of tool calls only may have ``content=None`` or no content (the
-built-in layouts need a string content in every message).
+built-in layouts need a string content in every message). ``tools`` are JSON schemas (dicts):
+a Python function, which transformers turns into its schema, is refused with the call that does.
 """
 
 from __future__ import annotations
@@ -171,6 +172,7 @@ def _prepared(messages, template, allow_special_in_content, special_tokens, vari
     caller's (each must be one the template reads); ``defaults`` the tokenizer's own."""
     source, is_builtin = _resolve_template(template)
     _check_variables_used(source, variables)
+    _check_tools_and_documents(variables)
     clean = _validated_messages(messages, is_builtin)
     if not allow_special_in_content:
         special_tokens = special_token_list(special_tokens, "special_tokens")
@@ -593,6 +595,28 @@ def _check_variables_used(source, variables):
             f"unknown keyword {unused[0]!r}: the chat template does not read it (it reads "
             f"messages, add_generation_prompt and {reads}); remove it or check its spelling"
         )
+
+
+def _check_tools_and_documents(variables):
+    """``tools`` must be JSON schemas (dicts) and ``documents`` dicts, as transformers checks; a
+    Python function, which transformers turns into its schema from the docstring, is refused
+    with the call that does that (a template would write it as ``<function ...>``, or fail)."""
+    for name in _OPTIONAL_DATA:
+        items = variables.get(name)
+        if items is None:
+            continue
+        if not isinstance(items, (list, tuple)):
+            raise ChatTemplateError(f"{name} must be a list of dicts, not {_clipped(items)}")
+        for index, item in enumerate(items):
+            if isinstance(item, Mapping):
+                continue
+            if name == "tools" and callable(item):
+                function = getattr(item, "__name__", "the function")
+                raise ChatTemplateError(
+                    f"tools[{index}] is a Python function ({function}); pass its JSON schema, a dict "
+                    f"(transformers.utils.get_json_schema({function}) writes it from the docstring)"
+                )
+            raise ChatTemplateError(f"{name}[{index}] is {_clipped(item)}; each must be a dict")
 
 
 @lru_cache(maxsize=64)

@@ -411,6 +411,30 @@ def test_malformed_messages_raise_a_clear_error(messages, expected):
         render_chat(messages, "chatml")
 
 
+def get_weather(city: str):
+    """The weather in a city.
+
+    Args:
+        city: its name
+    """
+
+
+@pytest.mark.parametrize(
+    "variables, expected",
+    [
+        # transformers writes a function's schema from its docstring; a template would get the function
+        (dict(tools=[get_weather]), "tools[0] is a Python function (get_weather); pass its JSON schema"),
+        (dict(tools=["get_weather"]), "tools[0] is 'get_weather'; each must be a dict"),
+        (dict(documents=["Paris is sunny."]), "documents[0] is 'Paris is sunny.'; each must be a dict"),
+        (dict(tools={"name": "get_weather"}), "tools must be a list of dicts"),
+    ],
+)
+def test_tools_and_documents_that_are_not_dicts_raise_a_clear_error(variables, expected):
+    template = "{{ tools | tojson }}{{ documents }}{{ messages[0]['content'] }}"
+    with pytest.raises(ChatTemplateError, match=re.escape(expected)):
+        render_chat(SEED_MESSAGES, template, **variables)
+
+
 def test_unknown_role_error_lists_the_accepted_roles():
     with pytest.raises(ChatTemplateError) as caught:
         render_chat([{"role": "ipython", "content": "x"}], "llama3")
