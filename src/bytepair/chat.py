@@ -240,7 +240,8 @@ def apply_chat_template(
     (see the module docstring), unless ``allow_special_in_content=True``. For an ordinary chat the
     ids equal ``tokenizer.encode(text, allowed_special="all")`` of the rendered text.
     ``sanitize_control_tokens`` is taken for transformers' signature: caller text is always
-    kept ordinary here.
+    kept ordinary here. ``sanitize_control_tokens=True`` with ``tokenize=False`` (whose text
+    cannot keep it) or with ``allow_special_in_content=True`` (which turns it off) is refused.
 
     Example:
         >>> import bytepair
@@ -253,6 +254,16 @@ def apply_chat_template(
     WARNING: a built-in layout needs each of its special tokens in ``tokenizer.special_tokens``;
     without them the markers would be encoded as plain text, so this raises instead.
     """
+    if sanitize_control_tokens and not tokenize:
+        raise ChatTemplateError(
+            "sanitize_control_tokens=True needs tokenize=True, as in transformers: a text cannot tell the "
+            "caller's special-token strings from the template's"
+        )
+    if sanitize_control_tokens and allow_special_in_content:
+        raise ChatTemplateError(
+            "sanitize_control_tokens=True and allow_special_in_content=True contradict each other: the "
+            "second lets the caller's text hold special tokens; give one of them"
+        )
     if not tokenize:
         return_dict = False  # as transformers: a text is returned as it is
     if return_assistant_tokens_mask and not (return_dict and tokenize):

@@ -720,6 +720,19 @@ def test_tools_and_documents_reach_only_templates_that_read_them_as_in_transform
         ours.apply_chat_template(CHATS[0], chat_template=BUILTIN_TEMPLATES["llama3"], tool=tools)
 
 
+def test_sanitize_control_tokens_is_refused_where_it_cannot_hold(hf_pairs):
+    ours, hf = hf_pairs["llama3"]
+    call = dict(chat_template=BUILTIN_TEMPLATES["llama3"], sanitize_control_tokens=True)
+    assert dict(ours.apply_chat_template(CHATS[0], **call)) == dict(hf.apply_chat_template(CHATS[0], **call))
+    # the text cannot keep the caller's special-token strings ordinary: transformers refuses it too
+    with pytest.raises(ValueError, match="requires `tokenize=True`"):
+        hf.apply_chat_template(CHATS[0], tokenize=False, **call)
+    with pytest.raises(ChatTemplateError, match="needs tokenize=True"):
+        ours.apply_chat_template(CHATS[0], tokenize=False, **call)
+    with pytest.raises(ChatTemplateError, match="contradict"):
+        ours.apply_chat_template(CHATS[0], allow_special_in_content=True, **call)
+
+
 def test_reasoning_under_any_name_reaches_the_template_as_in_transformers(hf_pairs):
     ours, hf = hf_pairs["llama3"]
     template = (
