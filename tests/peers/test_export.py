@@ -184,6 +184,12 @@ def test_anchors_and_sets_of_a_custom_regex_split_alike_in_both_files(pattern, t
         (r"[[:alpha:]]+|\s+", repr("[:alpha:]")),
         (r"(?s)\w.|\s", repr("(?s)")),
         (r"(?m)^\w+|\W", repr("(?m)")),
+        (r"\m\w+|\W", repr("\\m")),
+        (r"\X", repr("\\X")),
+        (r"(?P<a>\w)(?P=a)|\w|\W", repr("(?P=")),
+        (r"\g<1>|(\w)|\W", repr("\\g")),
+        (r"(?i)\p{Lu}+|\W", repr("\\p{Lu}")),
+        (r"(?i:[\p{Lt}]+)|\w|\W", repr("\\p{Lt}")),
     ],
 )
 def test_a_custom_regex_the_files_would_read_otherwise_is_refused_by_name(pattern, named, tmp_path):
@@ -192,6 +198,36 @@ def test_a_custom_regex_the_files_would_read_otherwise_is_refused_by_name(patter
         with pytest.raises(FormatError, match=re.escape(named)):
             export(tokenizer, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+# Escapes and groups of the regex module that HF (Oniguruma) or tiktoken spell otherwise: HF
+# read \U0001F300 and \N{..} as letters, split text at \p{\AL} and could not read (?P<w>.
+SPELLED_PATTERNS = [
+    r"[\U0001F300-\U0001FAFF]+|\w+|\s+",
+    r"\U0001F600+|\N{GREEK SMALL LETTER ALPHA}+|\w+|\s+",
+    r"\p{^L}+|\p{L}+",
+    r"\pL+|\P{^N}+",
+    r"(?P<word>\w+)|\s+",
+    r"(?i:'s|'t)|\p{Lu}?\p{Ll}+|\p{N}+",
+    r"(?i:(?-i:\p{Lu})+|\w+)|\W",
+]
+
+
+@pytest.mark.parametrize("pattern", SPELLED_PATTERNS)
+def test_code_points_properties_and_named_groups_of_a_custom_regex_split_alike_in_both_files(pattern, tmp_path):
+    text = "Hello wörld 😀😀🌍 🪐x αααβγ ΑΒ 12 x\r\ny's 'T\n"
+    tokenizer = bytepair.train(text * 30, mode="byte", vocab_size=300, pattern=pattern)
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    for sample in [text, "😀a🌍", "ααα😀", "Ab12 🪐"]:
+        ours = tokenizer.encode(sample)
+        pieces = [piece for piece, _ in reference.pre_tokenizer.pre_tokenize_str(sample)]
+        assert pieces == [bytes_to_readable(piece.encode()) for piece in tokenizer.split(sample)], sample
+        assert reference.encode(sample, add_special_tokens=False).ids == ours, sample
+        assert encoding.encode_ordinary(sample) == ours, sample
+        assert back.encode(sample) == ours, sample
 
 
 @pytest.mark.parametrize("pattern", [r"\w+|\s+|[^\w\s]+", r"[^\W\d]+|\d+|\W"])

@@ -41,6 +41,7 @@ not Oniguruma's match of "İ" with "i" and U+0307 (two characters).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import regex
 
@@ -79,15 +80,22 @@ def portable_regex(pattern: str) -> str:
     ``^`` becomes ``\A`` and ``$`` ``(?=\n?\z)`` (both engines read them at every line, the
     ``regex`` module at the text's ends), ``\Z`` becomes ``\z`` (Oniguruma's also stops before a
     final newline); a ``[``, ``&`` or ``~`` inside a set is escaped (both engines read nested
-    sets and ``&&`` / ``~~`` operators there, the ``regex`` module literal characters). Raises
-    ``FormatError`` naming what they read otherwise and this does not rewrite: ``\h``, POSIX
-    classes (``[[:alpha:]]``), ``--`` in a set and the flags m, s, x, a, L, u, V.
+    sets and ``&&`` / ``~~`` operators there, the ``regex`` module literal characters).
+    ``\U0001F600`` and ``\N{name}`` become ``\x{1F600}``, ``\p{^L}`` ``\P{L}``, and
+    ``(?P<name>`` ``(?<name>``, which both engines read. Raises ``FormatError`` naming what
+    they read otherwise and this does not rewrite: ``\h``, ``\m``, ``\M``, ``\X``, ``\L``,
+    ``\g``, ``(?P=``, ``(?P>``, a ``\p{..}`` under ``(?i)``, POSIX classes (``[[:alpha:]]``),
+    ``--`` in a set and the flags m, s, x, a, L, u, V.
 
     Example:
         >>> portable_regex(r"^\w+|\s+$|[[a]")
         '\\A\\w+|\\s+(?=\\n?\\z)|[\\[a]'
+        >>> portable_regex(r"[\U0001F300-\U0001FAFF]+|\p{^L}+|(?P<word>\w+)")
+        '[\\x{1F300}-\\x{1FAFF}]+|\\P{L}+|(?<word>\\w+)'
     """
     out, at, in_set = [], 0, False
+    # whether (?i) holds, per open group; the regex module's (?i) anywhere holds everywhere
+    caseless = [any(flags.group(3) == ")" and "i" in flags.group(1) for flags in _FLAGS.finditer(pattern))]
 
     def refuse(construct, why):
         raise FormatError(
@@ -101,6 +109,31 @@ def portable_regex(pattern: str) -> str:
             escape = pattern[at : at + 2]
             if escape in ("\\h", "\\H"):
                 refuse(escape, "HF reads as a hexadecimal digit and tiktoken does not take")
+            if escape[1] in _OWN_ESCAPES:
+                refuse(escape, _OWN_ESCAPES[escape[1]])
+            if escape in ("\\p", "\\P"):
+                name = regex.match(r"\{(\^?)([^}]*)\}|()(\w)", pattern[at + 2 :])
+                if name is None:
+                    refuse(escape, "has no {name} after it")
+                if caseless[-1]:
+                    refuse(
+                        escape + name.group(0),
+                        "under (?i) the regex module reads with case folded (\\p{Lu} takes 'a'), HF and "
+                        "tiktoken otherwise",
+                    )
+                negated = (escape == "\\P") != bool(name.group(1))  # \p{^L} is \P{L}
+                out.append(f"\\{'P' if negated else 'p'}{{{name.group(2) or name.group(4)}}}")
+                at += 2 + name.end()
+                continue
+            code = _CODE_POINT.match(pattern, at)
+            if code:  # neither engine reads \U0001F600 or \N{name}; both read \x{1F600}
+                try:
+                    point = int(code.group(1), 16) if code.group(1) else ord(unicodedata.lookup(code.group(2)))
+                except KeyError:
+                    refuse(code.group(0), "names no character")
+                out.append(f"\\x{{{point:X}}}")
+                at = code.end()
+                continue
             out.append("\\z" if escape == "\\Z" and not in_set else escape)
             at += 2
             continue
@@ -118,6 +151,18 @@ def portable_regex(pattern: str) -> str:
             refuse(
                 flags.group(0), "HF or tiktoken read with another meaning (write [\\s\\S] for (?s)., \\n for line ends)"
             )
+        if pattern.startswith(("(?P=", "(?P>"), at):
+            refuse(pattern[at : at + 4], "HF reads as no group at all")
+        if pattern.startswith("(?P<", at):  # a named group, as Oniguruma spells it too
+            out.append("(?<")
+            at += 4
+            caseless.append(caseless[-1])
+            continue
+        if char == "(" and not (flags and flags.group(3) == ")"):
+            on, off = (flags.group(1), flags.group(2) or "") if flags else ("", "")
+            caseless.append((caseless[-1] or "i" in on) and "i" not in off)
+        elif char == ")" and len(caseless) > 1:
+            caseless.pop()
         out.append({"^": "\\A", "$": "(?=\\n?\\z)"}.get(char, char))
         at += 1
         if char == "[":
@@ -127,6 +172,17 @@ def portable_regex(pattern: str) -> str:
                     out.append(literal)
                     at += 1
     return "".join(out)
+
+
+# The regex module's own escapes, which tiktoken refuses and HF reads otherwise or not at all.
+_OWN_ESCAPES = {
+    "m": "HF does not take and tiktoken refuses (the regex module's start of a word)",
+    "M": "HF does not take and tiktoken refuses (the regex module's end of a word)",
+    "X": "tiktoken refuses and HF cuts by older grapheme rules",
+    "L": "HF and tiktoken do not take (the regex module's named lists)",
+    "g": "HF reads as a subroutine call, not a backreference",
+}
+_CODE_POINT = re.compile(r"\\U([0-9A-Fa-f]{8})|\\N\{([^}]*)\}")
 
 
 # The zero-width non-joiner and joiner: word characters for the regex module and tiktoken
