@@ -102,8 +102,10 @@ def add_training_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="threads for counting (and for encoding in prepare/sweep); default: one per core",
     )
-    parser.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
+    # one or the other: --verbose prints every 100th merge, --quiet only the summary
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument("--verbose", action="store_true", help="print seed 000's merge log")
+    output.add_argument("--quiet", action="store_true", help="no progress bar, only the summary")
 
 
 def training_options(args: argparse.Namespace) -> dict:

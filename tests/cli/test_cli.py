@@ -190,6 +190,18 @@ def test_demo_runs_end_to_end(tmp_path):
     assert "compression" in result.stdout and (tmp_path / "demo" / "tokenizer.bytepair.json").exists()
 
 
+@pytest.mark.parametrize("command", ["train", "prepare"])
+def test_verbose_and_quiet_together_are_refused_before_any_work(command, tmp_path):
+    # --verbose printed the merge log and --quiet was ignored
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(TEXT, encoding="utf-8")
+    out = tmp_path / "out"
+    result = bytepair(command, corpus, "--verbose", "--quiet", "-o", out)
+    assert result.returncode == 2
+    assert "argument --quiet: not allowed with argument --verbose" in result.stderr
+    assert result.stdout == "" and not out.exists()
+
+
 @pytest.mark.parametrize(
     ("args", "usage"),
     [
