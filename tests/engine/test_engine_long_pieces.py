@@ -20,7 +20,7 @@ import random
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rank_encoders import engine_for
+from rank_encoders import engine_for, tiktoken_engine_for
 
 from bytepair import reference
 from datafiles import data_file
@@ -137,6 +137,24 @@ def test_more_than_128_distinct_ranks_in_one_piece():
     assert len({piece for piece in pieces if len(piece) > 1}) > 128
     encoder = engine_for(ranks, pair_ranks, whole_piece=True, monotonic=False)
     assert encoder.encode_ordinary(text) == [ranks[piece] for piece in pieces]
+
+
+def test_tokens_below_id_256_join_seams_by_the_split_they_form_from():
+    # "aaaa" has three splits, all pairs of ids below 256 (the pair table's dense array); only
+    # (aa, aa) ends the merging of its bytes, and the chunked merge walks that split back from
+    # a seam. With (a, aaa) left beside it, the seam between "aaaa" and "a" (chunks of 8
+    # symbols: "bbbbaaaa" | "abbb...") was taken to hold: [aaaa, a] instead of [aa, aaa].
+    ranks = {b"a": 1, b"aa": 50, b"aaa": 60, b"aaaa": 70}
+    free = iter(rank for rank in range(300) if rank not in ranks.values())
+    for b in range(256):
+        if bytes([b]) not in ranks:
+            ranks[bytes([b])] = next(free)
+    encoder = tiktoken_engine_for(ranks)
+    pair_ranks = reference.tiktoken_pair_ranks(ranks)
+    for text in ["b" * 4 + "aaaaa" + "b" * 60, "bbb aaaaa " + "b" * 80, ("a" * 10 + "b") * 12]:
+        assert len(text) > 64  # the chunked merge, not the scan
+        assert encoder.encode_ordinary(text) == reference_ids(ranks, pair_ranks, text, floor=False)
+    assert encoder.encode_ordinary("b" * 4 + "aaaaa" + "b" * 60)[4:6] == [ranks[b"aa"], ranks[b"aaa"]]
 
 
 @pytest.fixture(scope="module")

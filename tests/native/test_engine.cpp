@@ -201,7 +201,8 @@ static void test_pair_table_layouts() {
 // The pair filter: no pair of the table is turned away (else a merge would be missed), and
 // most absent pairs are (else it saves nothing), in both hashed layouts.
 // retain() keeps exactly the pairs it is told to, with their ranks, merged ids and later
-// ranks, in both hashed layouts and for many pairs (the table and filter sized anew).
+// ranks, in both hashed layouts and for many pairs (the table and filter sized anew), and
+// among the dense pairs of ids below 256.
 static void test_pair_table_retain() {
     for (uint32_t base : {1000u, 1u << 22}) {  // packed slots; 16-byte slots
         std::vector<Rule> rs;
@@ -217,6 +218,17 @@ static void test_pair_table_retain() {
         }
         assert(table.rank_at_least(base + 3, base + 21, 4, &merged) == 30000);
     }
+    // pairs of ids below 256 (the dense array) are kept or dropped alike, and for_each_pair
+    // sees only the kept ones
+    PairTable table = table_of({{1, 60, 70, 70}, {50, 50, 70, 70}, {60, 1, 70, 70}, {1, 1, 50, 50}});
+    table.retain([](uint32_t left, uint32_t right, uint32_t rank) { return rank != 70 || (left == 50 && right == 50); });
+    uint32_t merged = 0;
+    assert(table.rank_at_least(1, 60, 0, &merged) == NO_RANK && table.rank_at_least(60, 1, 0, &merged) == NO_RANK);
+    assert(table.rank_at_least(50, 50, 0, &merged) == 70 && merged == 70);
+    assert(table.rank_at_least(1, 1, 0, &merged) == 50 && merged == 50);
+    size_t pairs = 0;
+    table.for_each_pair([&pairs](uint32_t, uint32_t, uint32_t, uint32_t) { ++pairs; });
+    assert(pairs == 2);
 }
 
 static void test_pair_filter() {

@@ -94,9 +94,13 @@ class PairTable {
         std::vector<Slot>().swap(staged_);
     }
 
-    // After build(): keeps the hashed pairs for which keep(left, right, lowest rank) holds
-    // (a pair's later ranks stay in the side map); slots and filter sized for what is left.
+    // After build(): keeps the pairs for which keep(left, right, lowest rank) holds (a kept
+    // pair's later ranks stay in the side map); slots and filter sized for what is left. The
+    // dense pairs too: a token below id 256 can be a pair of two others there, and a split
+    // left in place would be taken for the one its token forms from (seam_walk's makers).
     template <class Keep> void retain(Keep&& keep) {
+        for (uint32_t k = 0; k < dense_.size(); ++k)
+            if (dense_[k].rank != NO_RANK && !keep(k / DENSE, k % DENSE, dense_[k].rank)) dense_[k] = Dense{NO_RANK, 0};
         std::vector<Slot> kept;
         if (packed_) {
             for (uint64_t s : packed_slots_) {
