@@ -478,6 +478,15 @@ def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
     assert "".join(span["text"] for span in parser.spans) == "hello"
 
 
+def test_cli_page_to_standard_output_is_the_page_alone(tmp_path, capsys):
+    # -o /dev/stdout (what the refusal of -o - suggests): the report line goes to standard error
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    assert main(["view", "hi", "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.startswith(f"wrote {tmp_path / 'p.html'} (2 characters")
+
+
 def test_cli_shows_a_long_file_in_part_unless_asked_for_more(tmp_path, capsys):
     from bytepair.view.cli import VIEW_MAX_CHARS
 

@@ -103,7 +103,8 @@ def run_view(args):
         raise UsageError(
             f"-o {str(output)!r} cannot be written ({problem.strerror or problem}); give a file in a folder you can write to"
         ) from None
-    print(f"wrote {output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))")
+    # on standard error, as compare --html says it: -o /dev/stdout puts the page alone on standard output
+    print(f"wrote {output} ({len(text):,} characters, {len(tokenizers)} tokenizer(s))", file=sys.stderr)
     return 0
 
 
