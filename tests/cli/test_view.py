@@ -478,6 +478,21 @@ def test_cli_reads_a_file_and_cuts_max_chars(tmp_path):
     assert "".join(span["text"] for span in parser.spans) == "hello"
 
 
+def test_cli_error_names_the_tokenizer_whose_panel_cannot_be_drawn(tmp_path, capsys):
+    bytepair.Tokenizer(mode="byte").save(tmp_path / "bytes.json")
+    bytepair.Tokenizer(mode="char", base_tokens="ab").save(tmp_path / "ab.json")
+    special = bytepair.Tokenizer(mode="byte", special_tokens=["<|x|>"])
+    special.save(tmp_path / "special.json")
+    tokenizers = ["-t", str(tmp_path / "bytes.json"), "-t", str(tmp_path / "ab.json")]
+    assert main(["view", "abc", *tokenizers, "-o", str(tmp_path / "p.html")]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("error: tokenizer 'ab': ") and "'c'" in error and error.count("\n") == 1
+    tokenizers = ["-t", str(tmp_path / "special.json"), "-t", str(tmp_path / "bytes.json")]
+    assert main(["view", "a<|x|>", *tokenizers, "--allowed-special", "<|x|>", "-o", str(tmp_path / "p.html")]) == 2
+    assert capsys.readouterr().err.startswith("error: tokenizer 'bytes': allowed_special names ['<|x|>']")
+    assert not (tmp_path / "p.html").exists()
+
+
 def test_cli_page_to_standard_output_is_the_page_alone(tmp_path, capsys):
     # -o /dev/stdout (what the refusal of -o - suggests): the report line goes to standard error
     tok = bytepair.Tokenizer(mode="byte")

@@ -139,7 +139,8 @@ def panel_stats(text, spans):
 
 
 def view_page(text, tokenizers, *, title="bytepair view", allowed_special=frozenset()):
-    """The whole page as a string: ``tokenizers`` is ``[(label, tokenizer)]``.
+    """The whole page as a string: ``tokenizers`` is ``[(label, tokenizer)]``. A tokenizer that
+    cannot encode the text (or refuses ``allowed_special``) is a ``ViewError`` naming its label.
 
     Example:
         >>> page = view_page("hello", [("mine", tok)])  # doctest: +SKIP
@@ -147,7 +148,14 @@ def view_page(text, tokenizers, *, title="bytepair view", allowed_special=frozen
         True
     """
     text = clean_surrogates(text)  # counted as encoding sees it (a lone surrogate is U+FFFD)
-    panels = [render_panel(label, tok, text, allowed_special=allowed_special) for label, tok in tokenizers]
+    panels = []
+    for label, tok in tokenizers:
+        try:
+            panels.append(render_panel(label, tok, text, allowed_special=allowed_special))
+        except ViewError:
+            raise
+        except BytepairError as error:  # with several panels, say whose text cannot be drawn
+            raise ViewError(f"tokenizer {label!r}: {error}") from error
     size = len(text.encode("utf-8", errors="surrogatepass"))
     intro = f"{len(text):,} characters, {size:,} bytes (UTF-8). Hover a token for its id and bytes."
     body = f'<main class="panels" style="--n:{max(1, len(panels))}">{"".join(panels)}</main>'
