@@ -390,6 +390,23 @@ def test_invisible_characters_inside_a_token_carry_their_own_marker():
     assert [int(span["data-id"]) for span in parser.spans] == tok.encode(text)
 
 
+@pytest.mark.data
+def test_sentencepiece_dummy_prefix_token_carries_a_marker():
+    # Mistral cuts "2024" as "▁", "2", "0", ...: the first token is the dummy prefix alone, which
+    # covers no character; drawn empty, it would be counted but could be neither seen nor hovered
+    mistral = bytepair.load("mistral", path=data_file("vocab/mistral/tokenizer.model.v1"))
+    text = "2024 <s>1"
+    parser = _Spans()
+    parser.feed(view_page(text, [("mistral", mistral)], allowed_special="all"))
+    assert [int(span["data-id"]) for span in parser.spans] == mistral.encode(text, allowed_special="all")
+    assert "".join(span["text"] for span in parser.spans) == text
+    empty = [span for span in parser.spans if span["data-start"] == span["data-end"]]
+    assert [span["data-id"] for span in empty] == ["28705", "28705"]  # before "2024" and after "<s>"
+    for span in empty:
+        assert span["data-shown"] == "\u2581" and "z" in span["class"].split()
+        assert span["title"] == "id 28705 · no bytes of the text"
+
+
 def test_normalization_offsets_refer_to_the_normalized_text():
     tok = bytepair.Tokenizer(mode="byte", normalization="NFKC")
     page = view_page("ﬁ", [("nfkc", tok)])

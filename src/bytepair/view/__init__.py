@@ -24,9 +24,11 @@ cannot hold (a browser drops it), shows as ``NUL_SHOWN`` (U+2400, "␀"). The te
 encoding sees: a lone surrogate is U+FFFD. A token made only of characters drawn with no width
 (a lone CR, U+200B, U+FEFF, bidi controls) keeps them as its text and gets a marker (``␍``,
 ``\\u200b``) drawn by CSS from ``data-shown``; inside a token of visible characters, each such
-character (but CR) is an inner ``<span class="zi">`` with its marker. Every span isolates its
-direction (CSS ``unicode-bidi: isolate``), so a right-to-left override cannot reorder the
-tokens after it, nor the rest of its own token.
+character (but CR) is an inner ``<span class="zi">`` with its marker. A SentencePiece token that
+stands for its dummy prefix alone (``▁`` before a text that starts with a digit, or after a
+special token) covers no character: it has no text and shows ``DUMMY_PREFIX_SHOWN`` (U+2581)
+the same way. Every span isolates its direction (CSS ``unicode-bidi: isolate``), so a
+right-to-left override cannot reorder the tokens after it, nor the rest of its own token.
 
 Example:
     >>> import bytepair
@@ -51,6 +53,7 @@ from ..normalize import clean_surrogates, normalize
 
 # Pastel backgrounds that keep black text readable; neighbours never share a colour.
 NUL_SHOWN = "\u2400"  # what a span shows for U+0000 (see the module docstring)
+DUMMY_PREFIX_SHOWN = "\u2581"  # what a token of no text shows (SentencePiece's dummy prefix "▁")
 COLOURS = ("#fde2a7", "#c7e9c0", "#c6dbef", "#fcbba1", "#dadaeb", "#d9f0d3", "#fdd0e8")
 
 
@@ -213,7 +216,10 @@ def render_spans(text, spans):
             shown = f' data-shown="{_e("".join(map(_marker, piece)))}"'
         elif any(_invisible(char) and char != "\r" for char in piece):
             body = _marked(piece)
-        hover = f"id {span.id} · bytes {span.bytes.hex(' ')}"
+        elif not span.bytes:  # SentencePiece's dummy prefix alone: no text, so drawn as its marker
+            classes += " z"
+            shown = f' data-shown="{DUMMY_PREFIX_SHOWN}"'
+        hover = f"id {span.id} · bytes {span.bytes.hex(' ')}" if span.bytes else f"id {span.id} · no bytes of the text"
         if span.tail or span.head:
             hover += " · splits a character"
         tail = f' data-tail="{_e(_escapes(span.tail))}"' if span.tail else ""
