@@ -609,6 +609,21 @@ def test_compare_html_from_the_command_line(tmp_path):
     assert re.search(r'<td data-value="3">3</td>', text) and re.search(r'<td data-value="2">2</td>', text)
 
 
+def test_compare_table_shows_long_tokenizer_names_whole(tmp_path, capsys):
+    # two names alike in their first 26 characters: each column group is headed by its whole name
+    tok = bytepair.Tokenizer(mode="byte", merges=[(b"a", b"b")])
+    names = ["wikitext_bytelevel_vocab8000_v1", "wikitext_bytelevel_vocab8000_v2"]
+    for name in names:
+        tok.save(tmp_path / f"{name}.json")
+    (tmp_path / "in.txt").write_text("ababab", encoding="utf-8")
+    args = ["compare", str(tmp_path / "in.txt"), "-t", str(tmp_path / f"{names[0]}.json")]
+    assert main([*args, "-t", str(tmp_path / f"{names[1]}.json")]) == 0
+    heading, units, row = capsys.readouterr().out.splitlines()
+    assert [group.strip() for group in heading.split(" | ")[1:]] == names
+    assert row.split() == ["in", "6", "6", "|", "3", "2.000", "2.000", "|", "3", "2.000", "2.000"]
+    assert [line.index("|", 40) for line in (heading, units, row)] == [heading.index("|", 40)] * 3  # aligned
+
+
 def test_live_server_answers_panels():
     tok = bytepair.Tokenizer(mode="byte", merges=[(b"h", b"i")])
     server = live_server([("hi", tok)], port=0)

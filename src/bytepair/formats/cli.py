@@ -196,11 +196,13 @@ def format_table(report):
     rows = report["texts"] + ([total] if len(report["texts"]) > 1 else [])
     name_width = max(8, *(len(row["name"]) for row in rows))
     head = f"{'text':<{name_width}} {'chars':>11} {'bytes':>11}"
-    groups = "".join(f" | {label[:26]:<26}" for label in labels)
-    units = "".join(f" | {'tokens':>10} {'B/tok':>7} {'ch/tok':>7}" for _ in labels)
+    # a long label widens its columns (cut, two labels alike at the start could not be told apart)
+    widths = [max(0, len(label) - 26) + 10 for label in labels]  # of the tokens column
+    groups = "".join(f" | {label:<26}" for label in labels)
+    units = "".join(f" | {'tokens':>{width}} {'B/tok':>7} {'ch/tok':>7}" for width in widths)
     lines = [f"{'':<{name_width + 24}}{groups}", head + units]
     for row in rows:
-        cells = "".join(_cells(row["results"][label]) for label in labels)
+        cells = "".join(_cells(row["results"][label], width) for label, width in zip(labels, widths))
         lines.append(f"{row['name']:<{name_width}} {row['chars']:>11,} {row['bytes']:>11,}{cells}")
     errors = sorted(
         {
@@ -218,9 +220,9 @@ def format_table(report):
     return "\n".join(lines)
 
 
-def _cells(result):
+def _cells(result, width=10):
     if result["tokens"] is None:
-        return f" | {'n/a':>10} {'':>7} {'':>7}"
+        return f" | {'n/a':>{width}} {'':>7} {'':>7}"
     if not result["tokens"]:
-        return f" | {0:>10} {'-':>7} {'-':>7}"
-    return f" | {result['tokens']:>10,} {result['bytes_per_token']:>7.3f} {result['chars_per_token']:>7.3f}"
+        return f" | {0:>{width}} {'-':>7} {'-':>7}"
+    return f" | {result['tokens']:>{width},} {result['bytes_per_token']:>7.3f} {result['chars_per_token']:>7.3f}"
