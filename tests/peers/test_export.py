@@ -129,22 +129,30 @@ def test_no_pattern_exports_the_whole_text_as_one_piece(corpus, tmp_path):
     )
 
 
+def assert_exported_files_split_alike(tokenizer, texts, tmp_path):
+    """tiktoken and HF tokenizers on the exported files, and the HF file loaded back, cut each
+    text into the tokenizer's own pieces and give its ids."""
+    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
+    for text in texts:
+        ours = tokenizer.encode(text)
+        pieces = [piece for piece, _ in reference.pre_tokenizer.pre_tokenize_str(text)]
+        assert pieces == [bytes_to_readable(piece.encode()) for piece in tokenizer.split(text)], text
+        assert reference.encode(text, add_special_tokens=False).ids == ours, text
+        assert encoding.encode_ordinary(text) == ours, text
+        assert back.encode(text) == ours, text
+        assert encoding.decode(ours) == reference.decode(ours) == text
+
+
 @pytest.mark.parametrize("pattern", [r"\w+", r"[a-z]+|\d", r"(?i:[aeiou]+)"])
 def test_text_a_custom_regex_leaves_between_matches_is_kept_in_both_files(pattern, tmp_path):
     # bytepair keeps that text as pieces of its own; tiktoken and HF keep only matches
     tokenizer = bytepair.train(
         "hello world, hello there! 42 Hello\n" * 40, mode="byte", vocab_size=280, pattern=pattern
     )
-    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
-    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
-    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
-    for text in ["hello world, hi!", MIXED, "  \n\n 12 ab--cd ", "!!!"]:
-        ours = tokenizer.encode(text)
-        assert encoding.encode_ordinary(text) == ours
-        assert reference.encode(text, add_special_tokens=False).ids == ours
-        assert back.encode(text) == ours
-        assert encoding.decode(ours) == reference.decode(ours) == text
+    assert_exported_files_split_alike(tokenizer, ["hello world, hi!", MIXED, "  \n\n 12 ab--cd ", "!!!"], tmp_path)
 
 
 # Custom patterns whose anchors and sets Oniguruma (HF) and fancy-regex (tiktoken) read otherwise
@@ -162,17 +170,7 @@ ANCHORED_PATTERNS = [
 def test_anchors_and_sets_of_a_custom_regex_split_alike_in_both_files(pattern, tmp_path):
     lines = "ab cd\nab\n[ab] x&&y ab\ncd ab\n"
     tokenizer = bytepair.train(lines * 40, mode="byte", vocab_size=290, pattern=pattern)
-    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
-    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
-    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
-    for text in [lines, "ab\ncd\n", "ab\ncd", "[[ab&&cd]]\n\nab", "x\n"]:
-        ours = tokenizer.encode(text)
-        pieces = [piece for piece, _ in reference.pre_tokenizer.pre_tokenize_str(text)]
-        assert pieces == [bytes_to_readable(piece.encode()) for piece in tokenizer.split(text)], text
-        assert reference.encode(text, add_special_tokens=False).ids == ours, text
-        assert encoding.encode_ordinary(text) == ours, text
-        assert back.encode(text) == ours, text
+    assert_exported_files_split_alike(tokenizer, [lines, "ab\ncd\n", "ab\ncd", "[[ab&&cd]]\n\nab", "x\n"], tmp_path)
 
 
 @pytest.mark.parametrize(
@@ -217,17 +215,7 @@ SPELLED_PATTERNS = [
 def test_code_points_properties_and_named_groups_of_a_custom_regex_split_alike_in_both_files(pattern, tmp_path):
     text = "Hello wörld 😀😀🌍 🪐x αααβγ ΑΒ 12 x\r\ny's 'T\n"
     tokenizer = bytepair.train(text * 30, mode="byte", vocab_size=300, pattern=pattern)
-    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
-    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
-    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
-    for sample in [text, "😀a🌍", "ααα😀", "Ab12 🪐"]:
-        ours = tokenizer.encode(sample)
-        pieces = [piece for piece, _ in reference.pre_tokenizer.pre_tokenize_str(sample)]
-        assert pieces == [bytes_to_readable(piece.encode()) for piece in tokenizer.split(sample)], sample
-        assert reference.encode(sample, add_special_tokens=False).ids == ours, sample
-        assert encoding.encode_ordinary(sample) == ours, sample
-        assert back.encode(sample) == ours, sample
+    assert_exported_files_split_alike(tokenizer, [text, "😀a🌍", "ααα😀", "Ab12 🪐"], tmp_path)
 
 
 @pytest.mark.parametrize("pattern", [r"\w+|\s+|[^\w\s]+", r"[^\W\d]+|\d+|\W"])
@@ -236,15 +224,7 @@ def test_zero_width_joiners_are_word_characters_in_the_exported_regex_too(patter
     # in words (Persian, Malayalam, emoji sequences); the file spells them out
     words = "می\u200cخواهم ab\u200dcd കേരള\u200dം 👩\u200d💻 x\u200cy 42"
     tokenizer = bytepair.train((words + "\n") * 30, mode="byte", vocab_size=300, pattern=pattern)
-    encoding = tiktoken_encoding(tokenizer, tmp_path / "t.tiktoken")
-    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
-    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
-    back = bytepair.load("mine", path=tmp_path / "tokenizer.json")
-    for text in [words, "ab\u200dcd", "\u200c\u200d!", "ab \u200d"]:
-        ours = tokenizer.encode(text)
-        assert reference.encode(text, add_special_tokens=False).ids == ours, text
-        assert encoding.encode_ordinary(text) == ours
-        assert back.encode(text) == ours
+    assert_exported_files_split_alike(tokenizer, [words, "ab\u200dcd", "\u200c\u200d!", "ab \u200d"], tmp_path)
 
 
 @pytest.fixture(scope="module")
