@@ -198,6 +198,19 @@ def test_a_custom_regex_the_files_would_read_otherwise_is_refused_by_name(patter
     assert not (tmp_path / "out").exists()
 
 
+def test_full_case_folding_exports_to_hf_and_is_refused_for_tiktoken(tmp_path):
+    # what bytepair reads an HF tokenizer.json's (?i) as; tiktoken's engine refuses the flag
+    pattern = r"(?fi:'s|'t)|\w+|\s+|[^\w\s]+"
+    tokenizer = bytepair.train("It's Tom's STRASSE straße 'S\n" * 40, mode="byte", vocab_size=280, pattern=pattern)
+    with pytest.raises(FormatError, match=re.escape("'(?fi:'") + ".*full case folding.*save_pretrained"):
+        to_tiktoken(tokenizer, tmp_path / "t.tiktoken")
+    assert not (tmp_path / "t.tiktoken").exists()
+    to_huggingface(tokenizer, tmp_path / "tokenizer.json")
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    for text in ["IT'S", "ſ's 'T straße", "Tom'S"]:
+        assert reference.encode(text, add_special_tokens=False).ids == tokenizer.encode(text), text
+
+
 # Escapes and groups of the regex module that HF (Oniguruma) or tiktoken spell otherwise: HF
 # read \U0001F300 and \N{..} as letters, split text at \p{\AL} and could not read (?P<w>.
 SPELLED_PATTERNS = [

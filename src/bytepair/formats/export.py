@@ -40,7 +40,7 @@ from ..bytelevel import bytes_to_readable
 from ..errors import FormatError
 from ..model import MergeModel, RankModel
 from ..patterns import empty_match, keep_gaps
-from .hf_regex import hf_regex, portable_regex
+from .hf_regex import hf_regex, portable_regex, tiktoken_regex
 
 # tiktoken needs a regex; a tokenizer without a pattern treats the whole text as one piece.
 WHOLE_TEXT = r"[\s\S]+"
@@ -59,6 +59,8 @@ def to_tiktoken(tokenizer: Any, path: str | os.PathLike) -> dict:
     if isinstance(model, MergeModel):
         _check_replay_matches_tiktoken(model)
     pattern = _exported_pattern(tokenizer)  # may refuse: before anything is written
+    if pattern is not None:
+        pattern = tiktoken_regex(pattern)
     ranks = {value: token_id for token_id, value in enumerate(model.token_bytes) if value is not None}
     write_ranks(ranks, path)
     return {"pat_str": pattern or WHOLE_TEXT, "special_tokens": dict(tokenizer.special_tokens)}

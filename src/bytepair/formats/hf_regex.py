@@ -53,6 +53,25 @@ _POSSESSIVE_INTERVAL = re.compile(r"(\\[pP]\{\w+\}|\\.|\[(?:\\.|[^\]\\])*\]|[^\\
 _LEFT_OVER = re.compile(r"(?<!\\)\{\d+(?:,\d*)?\}\+")
 
 
+def tiktoken_regex(pattern: str) -> str:
+    r"""``pattern`` for a ``.tiktoken`` file's ``pat_str``, or ``FormatError`` where tiktoken's
+    engine cannot read it as the ``regex`` module does: full case folding (the ``f`` flag, which
+    ``from_hf_regex`` writes for HF's ``(?i)``) it does not have and refuses to load.
+
+    Example:
+        >>> tiktoken_regex(r"(?i:'s|'t)|\w+")
+        "(?i:'s|'t)|\w+"
+    """
+    for flags in _FLAGS.finditer(pattern):
+        if "f" in flags.group(0)[2:]:
+            raise FormatError(
+                f"pattern {pattern[:200]!r} uses {flags.group(0)!r} (at character {flags.start()}): full case "
+                "folding (an HF tokenizer.json's (?i) reads so), which tiktoken does not have; save it as an HF "
+                "folder instead (save_pretrained)"
+            )
+    return pattern
+
+
 def hf_regex(pattern: str) -> str:
     r"""``pattern`` as HF's regex engine (Oniguruma) must read it to mean the same.
 
