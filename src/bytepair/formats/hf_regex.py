@@ -60,7 +60,7 @@ def tiktoken_regex(pattern: str) -> str:
 
     Example:
         >>> tiktoken_regex(r"(?i:'s|'t)|\w+")
-        "(?i:'s|'t)|\w+"
+        "(?i:'s|'t)|\\w+"
     """
     for flags in _FLAGS.finditer(pattern):
         if "f" in flags.group(0)[2:]:
