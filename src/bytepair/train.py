@@ -23,7 +23,7 @@ import numpy as np
 from . import _engine
 from ._gc import gc_paused
 from ._io import progress_shown
-from .errors import TrainingError
+from .errors import SpecialTokenError, TrainingError
 from .ids import plain_int
 from .model import MergeModel
 from .normalize import check_normalization, clean_surrogates, normalize
@@ -342,6 +342,16 @@ def check_options(
     if mode == "byte" and byte_fallback:
         raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
     check_pattern_spelling(pattern)
+    if mode == "byte" and isinstance(special_tokens, Mapping):
+        # ids 0-255 are the bytes whatever the text: said before training, not after
+        for token, token_id in special_tokens.items():
+            token_id = plain_int(token_id)
+            if isinstance(token_id, int) and not isinstance(token_id, bool) and 0 <= token_id < 256:
+                raise SpecialTokenError(
+                    f"special token {token!r} asks for id {token_id}, which in byte mode is the byte "
+                    f"{bytes([token_id])!r}; use an id past the learned tokens, or give the special tokens "
+                    "as a list to number them after them"
+                )
     base_text = _as_texts(base_text)
     _check_base(base_text, base_tokens)
     return {

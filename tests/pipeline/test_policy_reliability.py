@@ -386,6 +386,9 @@ def test_training_options_are_checked_before_the_text_is_read():
     # the 256 bytes are byte mode's alphabet whatever the text: a corpus read whole only to learn that
     with pytest.raises(TrainingError, match="below the base alphabet's 256 tokens; ask for at least 256"):
         bytepair.train(text(), mode="byte", vocab_size=100)
+    # so are its ids: a special token given id 5 was refused only after the whole training
+    with pytest.raises(SpecialTokenError, match=re.escape("asks for id 5, which in byte mode is the byte b'\\x05'")):
+        bytepair.train(text(), mode="byte", vocab_size=300, special_tokens={"<|end|>": 5})
 
 
 @pytest.mark.parametrize("threads", [0, -1, 2.5, True, "4", 10**12])
