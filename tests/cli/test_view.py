@@ -538,6 +538,28 @@ def test_cli_shows_a_long_file_in_part_unless_asked_for_more(tmp_path, capsys):
     assert len("".join(span["text"] for span in parser.spans)) == 2 * VIEW_MAX_CHARS
 
 
+def test_cli_keeps_a_page_of_many_tokens_a_character_within_its_token_budget(tmp_path, capsys, monkeypatch):
+    # Chinese with gpt2 is 2-3 tokens a character, an emoji 3-4: the character cap alone let such
+    # a page grow to 200 MB; here a byte tokenizer makes each of these characters 3 tokens
+    from bytepair.view import cli as view_cli
+
+    monkeypatch.setattr(view_cli, "VIEW_MAX_TOKENS", 3000)
+    tok = bytepair.Tokenizer(mode="byte")
+    tok.save(tmp_path / "bytes.json")
+    (tmp_path / "zh.txt").write_text("你好" * 1000, encoding="utf-8")  # 6,000 tokens
+    args = ["view", str(tmp_path / "zh.txt"), "-t", str(tmp_path / "bytes.json"), "-o", str(tmp_path / "p.html")]
+    assert main(args) == 0
+    assert "showing the first 1,000 of 2,000 characters (2,000 of them would be 6,000 tokens" in capsys.readouterr().err
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert "".join(span["text"] for span in parser.spans) == "你好" * 500
+    assert main([*args, "--max-chars", "2000"]) == 0  # asked for: shown whole
+    assert "showing the first" not in capsys.readouterr().err
+    parser = _Spans()
+    parser.feed((tmp_path / "p.html").read_text(encoding="utf-8"))
+    assert len(parser.spans) == 6000
+
+
 def test_cli_text_argument_that_is_not_utf8_shows_u_fffd(tmp_path, capsys):
     # Python hands an argument's bad bytes over as lone surrogates (surrogateescape): b"x\xffy"
     tok = bytepair.Tokenizer(mode="byte")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from .._cliutil import HelpFormatter, read_text
 from .._io import check_output_file, write_text_atomic
-from ..errors import UsageError
+from ..errors import BytepairError, UsageError
 from ..formats.cli import load_tokenizers
 from . import serve, view_page
 
@@ -16,6 +16,27 @@ from . import serve, view_page
 # spans and attributes, and a browser takes seconds per 100,000 spans (10 MB of text gave a
 # 278 MB page in 16 s; 100 MB ran out of memory at 7 GB).
 VIEW_MAX_CHARS = 200_000
+# Tokens (spans) a page holds at most unless --max-chars says otherwise, over all its panels: a
+# character can be several tokens (Chinese with gpt2 is 2-3, an emoji 3-4 in each panel), and
+# 200,000 of them made pages of 50-200 MB; 400,000 spans are 12-55 MB.
+VIEW_MAX_TOKENS = 400_000
+
+
+def _shown_part(text, tokenizers, allowed):
+    """How many characters of ``text`` a page shows by default, and why fewer than all: at most
+    ``VIEW_MAX_CHARS``, and as many as keep the page near ``VIEW_MAX_TOKENS`` spans over its
+    panels (a tokenizer that cannot encode the text is left to the page's own error)."""
+    shown = min(len(text), VIEW_MAX_CHARS)
+    tokens = 0
+    for _, tok in tokenizers:
+        try:
+            tokens += len(tok.encode(text[:shown], allowed_special=allowed, disallowed_special=()))
+        except BytepairError:
+            continue
+    if tokens <= VIEW_MAX_TOKENS:
+        return shown, ""
+    why = f" ({shown:,} of them would be {tokens:,} tokens, a page too large for a browser)"
+    return max(1, shown * VIEW_MAX_TOKENS // tokens), why
 
 
 def register(subparsers):
@@ -90,12 +111,16 @@ def run_view(args):
         print(f"note: no file named {text!r}; showing the argument itself as the text", file=sys.stderr)
     if args.max_chars is not None and args.max_chars < 1:
         raise UsageError(f"--max-chars must be at least 1, not {args.max_chars}")
-    if args.max_chars is None and len(text) > VIEW_MAX_CHARS:
-        print(
-            f"note: showing the first {VIEW_MAX_CHARS:,} of {len(text):,} characters; give --max-chars for more",
-            file=sys.stderr,
-        )
-    text = text[: args.max_chars or VIEW_MAX_CHARS]
+    if args.max_chars is not None:
+        text = text[: args.max_chars]
+    else:
+        shown, why = _shown_part(text, tokenizers, allowed)
+        if shown < len(text):
+            print(
+                f"note: showing the first {shown:,} of {len(text):,} characters{why}; give --max-chars for more",
+                file=sys.stderr,
+            )
+        text = text[:shown]
     page = view_page(text, tokenizers, title=f"bytepair view: {_shown_name(name)}", allowed_special=allowed)
     try:
         write_text_atomic(output, page)
