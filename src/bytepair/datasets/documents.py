@@ -622,16 +622,24 @@ class _ZstdFrames(io.RawIOBase):
         return True
 
 
-def _utf16_or_32_unmarked(head):
-    """The encoding of a file start that is UTF-16 or UTF-32 without a byte-order mark (its
-    ASCII characters then carry NUL bytes, valid UTF-8 that would be read as text), else None.
-    A UTF-8 corpus with a third of its bytes NUL is not text either way."""
-    if len(head) < 16 or head.count(0) * 3 < len(head):
+def _other_encoding(head):
+    """``(encoding, why)`` for a file start in UTF-16 or UTF-32, else None: one with a byte-order
+    mark, or one without, whose ASCII characters then carry NUL bytes (valid UTF-8 that would be
+    read as text; a UTF-8 corpus with a third of its bytes NUL is not text either way)."""
+    for mark, encoding in OTHER_ENCODING_MARKS:
+        if head.startswith(mark):
+            return encoding, f"{encoding} text (it starts with a {encoding} byte-order mark)"
+    zeros = head.count(0)
+    if len(head) < 16 or zeros * 3 < len(head):
         return None
-    even, odd = head[0::2].count(0), head[1::2].count(0)
-    if head.count(0) * 3 >= len(head) * 2:
-        return "UTF-32LE" if head[0] else "UTF-32BE"
-    return "UTF-16LE" if odd > even else "UTF-16BE"
+    if zeros * 3 >= len(head) * 2:
+        encoding = "UTF-32LE" if head[0] else "UTF-32BE"
+    else:
+        encoding = "UTF-16LE" if head[1::2].count(0) > head[0::2].count(0) else "UTF-16BE"
+    return (
+        encoding,
+        f"looks like {encoding} text without a byte-order mark ({zeros} of its first {len(head)} bytes are NUL)",
+    )
 
 
 class _Opened:
@@ -664,22 +672,12 @@ class _Opened:
             self.closing.append(raw)
         binary = raw if hasattr(raw, "peek") else io.BufferedReader(raw, buffer_size=READ_BUFFER)
         head = binary.peek(256)[:256]
-        for mark, encoding in OTHER_ENCODING_MARKS:
-            if head.startswith(mark):  # said once for the file, not as every line's bad UTF-8
-                self.__exit__()
-                name = "standard input" if source.path == "-" else source.path
-                raise DocumentError(
-                    f"{name}: {encoding} text (it starts with a {encoding} byte-order mark), and inputs are "
-                    f"UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8"
-                )
-        unmarked = _utf16_or_32_unmarked(head)
-        if unmarked:
+        other = _other_encoding(head)
+        if other:  # said once for the file, not as every line's bad UTF-8
             self.__exit__()
             name = "standard input" if source.path == "-" else source.path
-            raise DocumentError(
-                f"{name}: looks like {unmarked} text without a byte-order mark ({head.count(0)} of its first "
-                f"{len(head)} bytes are NUL), and inputs are UTF-8; convert it, e.g. iconv -f {unmarked} -t UTF-8"
-            )
+            encoding, why = other
+            raise DocumentError(f"{name}: {why}, and inputs are UTF-8; convert it, e.g. iconv -f {encoding} -t UTF-8")
         fmt = source.format
         if fmt == "auto":
             fmt = "jsonl" if head.removeprefix(codecs.BOM_UTF8).lstrip()[:1] == b"{" else "txt"
