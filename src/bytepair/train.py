@@ -342,10 +342,10 @@ def check_options(
     if mode == "byte" and byte_fallback:
         raise TrainingError("byte_fallback applies to mode='char' only; byte mode never meets an unknown character")
     check_pattern_spelling(pattern)
-    if mode == "byte" and isinstance(special_tokens, Mapping):
+    specials = special_token_list(special_tokens)
+    if mode == "byte" and isinstance(specials, Mapping):
         # ids 0-255 are the bytes whatever the text: said before training, not after
-        for token, token_id in special_tokens.items():
-            token_id = plain_int(token_id)
+        for token, token_id in specials.items():
             if isinstance(token_id, int) and not isinstance(token_id, bool) and 0 <= token_id < 256:
                 raise SpecialTokenError(
                     f"special token {token!r} asks for id {token_id}, which in byte mode is the byte "
@@ -361,7 +361,7 @@ def check_options(
         "pattern": _resolve(pattern),
         "pattern_given": pattern,
         "normalization": normalization,
-        "special_tokens": special_token_list(special_tokens),
+        "special_tokens": specials,
         "base_text": base_text,
         "base_tokens": base_tokens,
         "max_chars": max_chars,
