@@ -505,10 +505,13 @@ class DropInMixin:
             batch, columns["attention_mask"], padding, max_length, multiple=pad_to_multiple_of, side=padding_side
         )
         side = padding_side or self.padding_side
+        shaped = {"input_ids": padded, "attention_mask": masks}
         for key, rows in columns.items():
-            columns[key] = [_pad_row(row, len(full) - len(ids), 0, side) for row, full, ids in zip(rows, padded, batch)]
-        columns["input_ids"], columns["attention_mask"] = padded, masks
-        return columns
+            if key not in shaped:
+                shaped[key] = [
+                    _pad_row(row, len(full) - len(ids), 0, side) for row, full, ids in zip(rows, padded, batch)
+                ]
+        return shaped
 
     def encode_plus(self, text: str, **options) -> BatchEncoding:
         """``tok(text, **options)`` for one text: the name transformers 4's ``__call__`` handed a
